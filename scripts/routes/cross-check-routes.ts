@@ -1,0 +1,81 @@
+import type { LoadedRoutes } from './load-routes.js';
+import { formatPath, type Problem } from './problem.js';
+
+/** Headers the gateway sets itself or that describe one hop only; a static header must not override them. */
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive',
+  'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection', 'x-request-id', 'accept-encoding',
+]);
+
+/**
+ * The checks a schema cannot express: references between sections, ordering, URL sanity.
+ * Reads the data defensively so that it reports alongside schema problems, not only after they are fixed.
+ */
+export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
+  const routes = { providers: mapAt(loaded.data, 'providers'), models: mapAt(loaded.data, 'models') };
+  const problems: Problem[] = [];
+  const report = (path: (string | number)[], at: 'key' | 'value', message: string) =>
+    problems.push({ ...loaded.locate(path, at), message: `${formatPath(path)}: ${message}` });
+
+  for (const [id, value] of Object.entries(routes.providers)) {
+    const provider = mapAt({ value }, 'value');
+    // A value that is not http(s) at all is the schema's to report.
+    if (typeof provider['base_url'] !== 'string' || !/^https?:\/\/\S+$/.test(provider['base_url'])) continue;
+    const url = parseUrl(provider['base_url']);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      report(['providers', id, 'base_url'], 'value', 'must be an absolute http:// or https:// URL');
+    } else if (url.username || url.password || url.search || url.hash) {
+      report(['providers', id, 'base_url'], 'value', 'must not carry credentials, a query or a fragment (use api_key_env and headers)');
+    }
+    const seen = new Set<string>();
+    for (const name of Object.keys(mapAt(provider, 'headers'))) {
+      const lower = name.toLowerCase();
+      if (RESERVED_HEADERS.has(lower)) report(['providers', id, 'headers', name], 'key', 'is set by the gateway and cannot be overridden');
+      else if (lower === 'authorization' && provider['api_key_env']) report(['providers', id, 'headers', name], 'key', 'conflicts with api_key_env, which sends Authorization');
+      else if (seen.has(lower)) report(['providers', id, 'headers', name], 'key', 'is given twice (header names ignore case)');
+      seen.add(lower);
+    }
+  }
+
+  const modelKeys = Object.keys(routes.models);
+  for (const model of modelKeys) {
+    const segments = model.split('/');
+    if (segments.length < 2 || segments.some((segment) => segment === '')) {
+      report(['models', model], 'key', 'a routing string is <provider>/<model> with no empty segment');
+    } else if (/[\s\u0000-\u001f\u007f]/.test(model)) {
+      report(['models', model], 'key', 'a routing string has no white space or control characters');
+    } else if (!Object.hasOwn(routes.providers, segments[0]!)) {
+      report(['models', model], 'key', `unknown provider ${JSON.stringify(segments[0])}`);
+    }
+  }
+  // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
+  const outOfOrder = modelKeys.findIndex((key, i) => i > 0 && codePointCompare(modelKeys[i - 1]!, key) > 0);
+  if (outOfOrder > 0) {
+    const key = modelKeys[outOfOrder]!;
+    report(['models', key], 'key', `out of order: must sort before ${JSON.stringify(modelKeys[outOfOrder - 1])} (keys are kept in code-point order)`);
+  }
+  return problems;
+}
+
+function mapAt(data: unknown, key: string): Record<string, unknown> {
+  const value = data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[key] : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function codePointCompare(a: string, b: string): number {
+  const left = [...a];
+  const right = [...b];
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const diff = left[i]!.codePointAt(0)! - right[i]!.codePointAt(0)!;
+    if (diff !== 0) return diff;
+  }
+  return left.length - right.length;
+}

@@ -1,0 +1,53 @@
+import type { ErrorRule, RoutesFile } from '../../src/generated/types/routes.js';
+import type { ErrorRuleSet, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+
+/** Used when neither the provider nor `defaults:` sets timeout_ms: long enough for slow reasoning models. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+
+/** Turns a checked routes file into the tables the engine reads: inheritance applied, nothing left to derive at start-up. */
+export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTables {
+  const defaults = routes.defaults ?? {};
+  const providers: Record<string, ProviderTable> = {};
+  for (const id of Object.keys(routes.providers).sort()) {
+    const entry = routes.providers[id]!;
+    providers[id] = {
+      id,
+      dialect: entry.dialect ?? 'openai',
+      baseUrl: entry.base_url.replace(/\/+$/, ''),
+      baseUrlEnv: entry.base_url_env ?? null,
+      apiKeyEnv: entry.api_key_env ?? null,
+      headers: { ...entry.headers },
+      timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      errors: resolveErrorRules(entry.errors ?? {}),
+    };
+  }
+  const models: RouteTables['models'] = {};
+  for (const [routingString, entry] of Object.entries(routes.models)) {
+    const slash = routingString.indexOf('/');
+    models[routingString] = {
+      provider: routingString.slice(0, slash),
+      upstreamModel: entry?.upstream_model ?? routingString.slice(slash + 1),
+    };
+  }
+  return { sourceSha256, providers, models, errors: resolveErrorRules(routes.errors) };
+}
+
+function resolveErrorRules(table: Readonly<Record<string, ErrorRule | undefined>>): ErrorRuleSet {
+  const resolved: Record<string, ResolvedErrorRule> = {};
+  for (const [key, rule] of Object.entries(table)) {
+    if (!rule) continue;
+    resolved[key] = {
+      status: rule.status,
+      type: rule.type,
+      code: rule.code,
+      gatewayCode: rule.gateway_code,
+      retry: rule.retry ?? retryableByDefault(rule.status),
+    };
+  }
+  return resolved;
+}
+
+/** The statuses OpenAI's SDKs retry when a response carries no x-should-retry. */
+function retryableByDefault(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}

@@ -1,0 +1,66 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import type { RoutesFile } from '../../src/generated/types/routes.js';
+import { readSchema } from '../schemas.js';
+import type { LoadedRoutes } from './load-routes.js';
+import { formatPath, type Problem } from './problem.js';
+
+/** Checks the shape of a routes file against schemas/routes.schema.json; every violation, with its position. */
+export function validateRoutesShape(loaded: LoadedRoutes): { problems: Problem[]; routes: RoutesFile | undefined } {
+  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+  const validate = ajv.compile<RoutesFile>(readSchema('routes.schema.json'));
+  if (validate(loaded.data)) return { problems: [], routes: loaded.data };
+  const problems = (validate.errors ?? []).flatMap((error) => describe(error, loaded));
+  return { problems, routes: undefined };
+}
+
+function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
+  const path = error.instancePath.split('/').slice(1).map(unescapePointer);
+  const where = path.length > 0 ? `${formatPath(path)}: ` : '';
+  const at = (p: readonly string[], mode: 'key' | 'value', message: string): Problem[] => [{ ...loaded.locate(p, mode), message }];
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const key = String(error.params['additionalProperty']);
+      return at([...path, key], 'key', `${where}unknown key ${JSON.stringify(key)}`);
+    }
+    case 'required':
+      return at(path, path.length > 0 ? 'key' : 'value', `${where || 'top level: '}missing required key ${JSON.stringify(error.params['missingProperty'])}`);
+    case 'propertyNames':
+      // ajv also reports the inner keyword (the pattern) for the same key; that one carries the message.
+      return [];
+    case 'pattern':
+      if (error.propertyName !== undefined) {
+        return at([...path, error.propertyName], 'key', `${where}invalid key ${JSON.stringify(error.propertyName)}: ${keyRule(path)}`);
+      }
+      return at(path, 'value', `${where}${JSON.stringify(valueAt(loaded.data, path))} ${PATTERN_HINTS[String(error.params['pattern'])] ?? `does not match ${error.params['pattern']}`}`);
+    case 'const':
+      return at(path, 'value', `${where}must be ${JSON.stringify(error.params['allowedValue'])}`);
+    case 'enum':
+      return at(path, 'value', `${where}must be one of ${(error.params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+    default:
+      return at(path, 'value', `${where}${error.message ?? 'is invalid'}`);
+  }
+}
+
+/** Plain words for the schema's value patterns. */
+const PATTERN_HINTS: Record<string, string> = {
+  '^[A-Z_][A-Z0-9_]*$': 'is not an environment variable name (A-Z, 0-9 and _, not starting with a digit)',
+  '^https?://[^\\s]+$': 'is not an http:// or https:// URL',
+  '^[a-z][a-z0-9_]*$': 'is not a code (lower-case letters, digits and _, starting with a letter)',
+  '^[\\t\\x20-\\x7e]*$': 'is not a valid header value (printable ASCII only)',
+  '^[^\\s]+$': 'must not contain white space',
+};
+
+function keyRule(path: readonly string[]): string {
+  if (path.length === 1 && path[0] === 'providers') return 'a provider id is lower-case letters, digits and dashes, starting with a letter or digit';
+  if (path.at(-1) === 'errors') return 'an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)';
+  if (path.at(-1) === 'headers') return 'not a valid HTTP header name';
+  return 'not allowed here';
+}
+
+function valueAt(data: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), data);
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
