@@ -1,0 +1,34 @@
+import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
+import type { Usage } from '../generated/types/usage.js';
+import type { ProviderErrorDetails } from '../engine/provider-error.js';
+
+/** The caller's request as the engine hands it to a dialect. */
+export interface OutgoingCall {
+  /** The body exactly as the caller sent it. */
+  readonly text: string;
+  /** The same body, parsed and checked against the request schema. */
+  readonly body: ChatCompletionRequest;
+  readonly upstreamModel: string;
+}
+
+/** A non-streamed answer translated for the caller. */
+export interface TranslatedResponse {
+  /** OpenAI chat.completion JSON with `model` set to the caller's routing string. */
+  readonly text: string;
+  readonly usage: Usage | null;
+}
+
+/**
+ * How the engine talks to one kind of provider. The engine knows where (routes.yaml) and when
+ * (timeouts, errors); a dialect knows only what goes on the wire.
+ */
+export interface Dialect {
+  /** Appended to the provider's base_url. */
+  readonly chatPath: string;
+  /** Body to send upstream. */
+  buildRequestBody(call: OutgoingCall): string;
+  /** Reads a 2xx body; undefined when it is not a usable answer (the engine answers 502). */
+  readResponse(text: string, routingModel: string): TranslatedResponse | undefined;
+  /** Reads a non-2xx body for the provider's own message and code; never throws. */
+  readError(text: string): ProviderErrorDetails;
+}

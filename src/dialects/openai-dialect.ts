@@ -1,0 +1,58 @@
+import type { Usage } from '../generated/types/usage.js';
+import { scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
+import type { Dialect } from './dialect.js';
+
+/**
+ * OpenAI-compatible providers: the body goes through byte for byte except `model`, which is
+ * rewritten in place (so numbers, key order and unknown fields reach the provider exactly as sent).
+ */
+export const openaiDialect: Dialect = {
+  chatPath: 'chat/completions',
+
+  buildRequestBody({ text, upstreamModel }) {
+    const scan = scanTopLevel(text);
+    // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
+    if (!scan) throw new Error('request body is not a JSON object');
+    return setTopLevelString(text, scan, 'model', upstreamModel);
+  },
+
+  readResponse(text, routingModel) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
+    if (!scan || !isObject(parsed)) return undefined;
+    return { text: setTopLevelString(text, scan, 'model', routingModel), usage: isObject(parsed['usage']) ? (parsed['usage'] as Usage) : null };
+  },
+
+  readError(text) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { message: null, code: null };
+    }
+    // OpenAI: {"error":{"message","type","code"}}; Anthropic: {"type":"error","error":{"type","message"}};
+    // some compatible servers: {"error":"text"} or {"message":"text"}.
+    const error = isObject(parsed) ? parsed['error'] : undefined;
+    if (isObject(error)) {
+      return { message: stringOrNull(error['message']), code: stringOrNull(error['code']) ?? stringOrNull(error['type']) };
+    }
+    if (typeof error === 'string') return { message: error, code: null };
+    return { message: isObject(parsed) ? stringOrNull(parsed['message']) : null, code: null };
+  },
+};
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Codes may be numbers (OpenRouter sends 402); the envelope carries them as strings. */
+function stringOrNull(value: unknown): string | null {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}

@@ -1,0 +1,93 @@
+import type { Request, Response } from 'express';
+import { validateRequest } from '../generated/validate-request.js';
+import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
+import { describeValidationError } from './describe-validation-error.js';
+import { gatewayError } from './gateway-error.js';
+import { findErrorRule, providerError } from './provider-error.js';
+import { readJsonBody } from './read-json-body.js';
+import { readLimited } from './read-limited.js';
+import { resolveRoute } from './resolve-route.js';
+import type { RuntimeProvider } from './runtime-providers.js';
+import { callUpstream, upstreamFailure, type UpstreamReply } from './upstream.js';
+
+export interface ChatCompletionsOptions {
+  readonly roster: ReadonlyMap<string, ModelTable>;
+  readonly providers: ReadonlyMap<string, RuntimeProvider>;
+  readonly errors: ErrorRuleSet;
+  readonly maxBodyBytes: number;
+  readonly maxUpstreamBodyBytes: number;
+}
+
+/** Provider error bodies are small; more than this is not read. */
+const MAX_PROVIDER_ERROR_BYTES = 64 * 1024;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** POST /v1/chat/completions: validate, resolve on the roster, forward, translate the answer. */
+export function chatCompletionsHandler(options: ChatCompletionsOptions) {
+  return async function chatCompletions(req: Request, res: Response): Promise<void> {
+    const { text, value } = await readJsonBody(req, options.maxBodyBytes);
+    if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
+    const route = resolveRoute(options.roster, value.model);
+    const provider = options.providers.get(route.provider);
+    if (!provider) throw new Error(`roster names provider "${route.provider}" that the tables lack`); // the build forbids this
+    if (provider.missingKeyEnv) {
+      throw gatewayError('provider_not_configured', `The provider "${provider.id}" is not configured: set ${provider.missingKeyEnv} on the gateway.`, {
+        provider: provider.id,
+      });
+    }
+    const streamed = value.stream === true;
+    const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel });
+    const call = callUpstream(provider, upstreamBody, String(res.locals['requestId']), streamed);
+    // A caller that leaves stops the provider's work (and its bill) at once.
+    res.once('close', () => {
+      if (!res.writableFinished) call.abort();
+    });
+    const reply = await call.reply;
+    if (reply.status < 200 || reply.status >= 300) throw await readProviderError(provider, reply, options.errors);
+
+    const answer = await readUpstreamBody(provider, reply, options.maxUpstreamBodyBytes);
+    const translated = answer === undefined ? undefined : provider.dialect.readResponse(answer, value.model);
+    if (!translated) {
+      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
+        provider: provider.id,
+        providerStatus: reply.status,
+      });
+    }
+    res.status(reply.status);
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('content-length', Buffer.byteLength(translated.text));
+    res.end(translated.text);
+  };
+}
+
+async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {
+  let text = '';
+  try {
+    const { bytes, truncated } = await readLimited(reply.body, MAX_PROVIDER_ERROR_BYTES);
+    if (truncated) reply.body.destroy();
+    text = bytes.toString('utf8');
+  } catch {
+    // A body that breaks off still leaves the status, which is what the mapping needs.
+  }
+  const rule = findErrorRule(provider.table.errors, errors, reply.status);
+  return providerError(provider.id, reply.status, reply.headers, provider.dialect.readError(text), rule);
+}
+
+/** The whole 2xx body as text; undefined when it is too large or not UTF-8. */
+async function readUpstreamBody(provider: RuntimeProvider, reply: UpstreamReply, maxBytes: number): Promise<string | undefined> {
+  let result: { bytes: Buffer; truncated: boolean };
+  try {
+    result = await readLimited(reply.body, maxBytes);
+  } catch (error) {
+    throw upstreamFailure(provider, error as Error);
+  }
+  if (result.truncated) {
+    reply.body.destroy();
+    return undefined;
+  }
+  try {
+    return utf8.decode(result.bytes);
+  } catch {
+    return undefined;
+  }
+}

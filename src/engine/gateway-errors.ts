@@ -1,0 +1,23 @@
+/**
+ * Every error the gateway itself answers, in one table keyed by gateway_code.
+ * `retry` becomes x-should-retry: true only where trying the same request again can help.
+ * Statuses are chosen for the exception an OpenAI SDK raises from them (400 BadRequest, 404 NotFound,
+ * 413/415 as APIError, >= 500 InternalServer, and those are the only ones its retry loop repeats).
+ */
+export const GATEWAY_ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error', code: 'invalid_json', retry: false },
+  invalid_request: { status: 400, type: 'invalid_request_error', code: 'invalid_request', retry: false },
+  missing_provider_prefix: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
+  unknown_model: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
+  not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
+  method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
+  request_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', retry: false },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', retry: false },
+  internal_error: { status: 500, type: 'server_error', code: 'internal_error', retry: false },
+  provider_not_configured: { status: 500, type: 'server_error', code: 'provider_not_configured', retry: false },
+  upstream_unreachable: { status: 502, type: 'server_error', code: 'upstream_unreachable', retry: true },
+  upstream_timeout: { status: 502, type: 'server_error', code: 'upstream_timeout', retry: true },
+  invalid_upstream_response: { status: 502, type: 'server_error', code: 'invalid_upstream_response', retry: true },
+} as const satisfies Record<string, { status: number; type: string; code: string; retry: boolean }>;
+
+export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;

@@ -1,0 +1,122 @@
+/** [start, end) of a value inside a JSON text. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The top-level keys of a JSON object text, each with the span of its value, in order. */
+export interface TopLevelScan {
+  readonly keys: readonly string[];
+  readonly values: readonly Span[];
+  /** Index just after the opening brace, for inserting a key. */
+  readonly bodyStart: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Finds the top-level keys of a JSON object without building it, so a single field can be rewritten
+ * exactly (numbers, key order and spacing untouched) and cheaply. Returns undefined when the text is
+ * not a JSON object; it checks structure, not every literal, so callers parse first where validity matters.
+ */
+export function scanTopLevel(text: string): TopLevelScan | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
+  const bodyStart = i + 1;
+  const keys: string[] = [];
+  const values: Span[] = [];
+  i = skipSpace(text, bodyStart);
+  if (text.charCodeAt(i) === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, values, bodyStart } : undefined;
+  for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) return undefined;
+    const keyEnd = stringEnd(text, i);
+    if (keyEnd < 0) return undefined;
+    const rawKey = text.slice(i + 1, keyEnd - 1);
+    i = skipSpace(text, keyEnd);
+    if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
+    const start = skipSpace(text, i + 1);
+    const end = valueEnd(text, start);
+    if (end < 0) return undefined;
+    keys.push(rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey);
+    values.push({ start, end });
+    i = skipSpace(text, end);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, values, bodyStart } : undefined;
+    if (separator !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+/**
+ * Sets top-level `key` to the JSON string `value` in every place it appears (a duplicated key is
+ * rewritten everywhere, whichever one a reader keeps), or adds it first when absent.
+ */
+export function setTopLevelString(text: string, scan: TopLevelScan, key: string, value: string): string {
+  const encoded = JSON.stringify(value);
+  const spans = scan.values.filter((_, index) => scan.keys[index] === key);
+  if (spans.length === 0) {
+    const separator = scan.keys.length > 0 ? ',' : '';
+    return `${text.slice(0, scan.bodyStart)}${JSON.stringify(key)}:${encoded}${separator}${text.slice(scan.bodyStart)}`;
+  }
+  let out = '';
+  let from = 0;
+  for (const span of spans) {
+    out += text.slice(from, span.start) + encoded;
+    from = span.end;
+  }
+  return out + text.slice(from);
+}
+
+function skipSpace(text: string, i: number): number {
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+}
+
+/** Index just past the closing quote of the string opening at `start`, or -1. */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    if (quote < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    i = quote + 1;
+  }
+}
+
+/** Index just past the value starting at `start`, or -1. */
+function valueEnd(text: string, start: number): number {
+  const first = text.charCodeAt(start);
+  if (first === QUOTE) return stringEnd(text, start);
+  if (first === 0x7b || first === 0x5b /* { [ */) {
+    let depth = 0;
+    let i = start;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === QUOTE) {
+        i = stringEnd(text, i);
+        if (i < 0) return -1;
+        continue;
+      }
+      if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+      i++;
+    }
+    return -1;
+  }
+  let i = start;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2c || c === 0x7d || c === 0x5d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
+    i++;
+  }
+  return i === start ? -1 : i;
+}

@@ -1,0 +1,20 @@
+import type { ModelTable } from '../generated/types/route-tables.js';
+import { gatewayError } from './gateway-error.js';
+
+/**
+ * The roster entry for a routing string: one exact lookup. No default model, no guessing,
+ * no case folding: a string that is not on the roster is a 400 and nothing goes upstream.
+ */
+export function resolveRoute(roster: ReadonlyMap<string, ModelTable>, routingString: string): ModelTable {
+  const route = roster.get(routingString);
+  if (route) return route;
+  const printable = JSON.stringify(routingString.length > 200 ? `${routingString.slice(0, 200)}…` : routingString);
+  if (!routingString.includes('/')) {
+    throw gatewayError(
+      'missing_provider_prefix',
+      `The model ${printable} has no provider prefix; use a routing string of the form <provider>/<model>, e.g. "openai/gpt-4.1-mini".`,
+      { param: 'model' },
+    );
+  }
+  throw gatewayError('unknown_model', `The model ${printable} is not on this gateway's roster.`, { param: 'model' });
+}

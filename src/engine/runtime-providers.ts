@@ -1,0 +1,81 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import got, { type Got } from 'got';
+import { DIALECTS } from '../dialects/index.js';
+import type { Dialect } from '../dialects/dialect.js';
+import type { ProviderTable, RouteTables } from '../generated/types/route-tables.js';
+
+/** A provider as this process will call it: env applied, client built once at start-up. */
+export interface RuntimeProvider {
+  readonly id: string;
+  readonly table: ProviderTable;
+  readonly dialect: Dialect;
+  readonly baseUrl: string;
+  /** The api_key_env that is unset in this process, or null when the provider is ready. */
+  readonly missingKeyEnv: string | null;
+  readonly client: Got;
+}
+
+export interface RuntimeProviders {
+  readonly byId: ReadonlyMap<string, RuntimeProvider>;
+  /** One line per provider that cannot serve yet, for the start-up log. No values, only names. */
+  readonly warnings: readonly string[];
+  /** Closes the keep-alive sockets to every provider. */
+  close(): void;
+}
+
+/**
+ * Builds one got instance per provider with every fixed option set here, so a request only adds
+ * its body, its request id and its timeout. Redirects are not followed (a key must not travel to
+ * another host), nothing is retried (the caller's SDK decides), nothing is decompressed (we do not ask for it).
+ */
+export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
+  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
+  const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+  const byId = new Map<string, RuntimeProvider>();
+  const warnings: string[] = [];
+  for (const table of Object.values(tables.providers)) {
+    if (!table) continue;
+    const baseUrl = baseUrlFor(table, env);
+    const key = table.apiKeyEnv ? env[table.apiKeyEnv] : undefined;
+    const missingKeyEnv = table.apiKeyEnv && !key ? table.apiKeyEnv : null;
+    if (missingKeyEnv) warnings.push(`provider "${table.id}" is not configured: ${missingKeyEnv} is not set; its models answer 500 provider_not_configured`);
+    const headers: Record<string, string> = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
+    if (key) headers['authorization'] = `Bearer ${key}`;
+    const client = got.extend({
+      prefixUrl: baseUrl,
+      headers,
+      agent,
+      retry: { limit: 0 },
+      followRedirect: false,
+      decompress: false,
+      throwHttpErrors: false,
+      http2: false,
+    });
+    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, client });
+  }
+  return {
+    byId,
+    warnings,
+    close() {
+      agent.http.destroy();
+      agent.https.destroy();
+    },
+  };
+}
+
+function baseUrlFor(table: ProviderTable, env: Readonly<Record<string, string | undefined>>): string {
+  const override = table.baseUrlEnv ? env[table.baseUrlEnv] : undefined;
+  if (!override) return table.baseUrl;
+  let url: URL;
+  try {
+    url = new URL(override);
+  } catch {
+    throw new Error(`${table.baseUrlEnv} is not a URL (it overrides the base_url of provider "${table.id}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`${table.baseUrlEnv} must be an http:// or https:// URL (it overrides the base_url of provider "${table.id}")`);
+  }
+  return override.replace(/\/+$/, '');
+}

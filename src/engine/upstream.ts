@@ -1,0 +1,55 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { RequestError } from 'got';
+import { gatewayError, type GatewayError } from './gateway-error.js';
+import type { RuntimeProvider } from './runtime-providers.js';
+
+/** The provider's status and headers; `body` is still to be read. */
+export interface UpstreamReply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Readable;
+}
+
+export interface UpstreamCall {
+  /** Resolves when response headers arrive; rejects with the gateway's 502 when the provider did not answer. */
+  readonly reply: Promise<UpstreamReply>;
+  /** Stops the request at once (the caller went away): the provider stops generating. */
+  abort(): void;
+}
+
+/**
+ * Sends one request. `timeout_ms` bounds the whole response for a non-streamed call and the
+ * response headers for a streamed one (the stream has its own idle limit).
+ */
+export function callUpstream(provider: RuntimeProvider, body: string, requestId: string, streamed: boolean): UpstreamCall {
+  const timeoutMs = provider.table.timeoutMs;
+  const request = provider.client.stream.post(provider.dialect.chatPath, {
+    body,
+    headers: { 'x-request-id': requestId },
+    timeout: streamed ? { response: timeoutMs } : { request: timeoutMs },
+  });
+  // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
+  request.on('error', () => {});
+  const reply = new Promise<UpstreamReply>((resolve, reject) => {
+    request.once('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) =>
+      resolve({ status: response.statusCode, headers: response.headers, body: request }),
+    );
+    request.once('error', (error: Error) => reject(upstreamFailure(provider, error)));
+  });
+  return { reply, abort: () => request.destroy() };
+}
+
+/** A failure of the transport (not an HTTP status) as the gateway's envelope. */
+export function upstreamFailure(provider: RuntimeProvider, error: Error): GatewayError {
+  const code = error instanceof RequestError ? error.code : undefined;
+  if (code === 'ETIMEDOUT') {
+    return gatewayError('upstream_timeout', `The provider "${provider.id}" did not answer within ${provider.table.timeoutMs} ms (timeout_ms).`, {
+      provider: provider.id,
+    });
+  }
+  const reason = code && /^[A-Z_]{2,40}$/.test(code) ? ` (${code})` : '';
+  return gatewayError('upstream_unreachable', `The provider "${provider.id}" could not be reached or closed the connection${reason}.`, {
+    provider: provider.id,
+  });
+}
