@@ -1,0 +1,66 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createGateway } from '../../src/app.js';
+import { compileRoutes } from '../../scripts/routes/compile-routes.js';
+
+/** The routes file most engine tests run on: real YAML through the real compiler. */
+export const GATEWAY_ROUTES = readFileSync(new URL('../fixtures/gateway-routes.yaml', import.meta.url), 'utf8');
+
+export const PROVIDER_KEY = 'sk-provider-key-for-tests-7f3a';
+
+export interface RunningGateway {
+  /** http://127.0.0.1:PORT */
+  readonly origin: string;
+  readonly warnings: string[];
+  post(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface GatewayTestOptions {
+  readonly routes?: string;
+  /** The mock provider's origin: every fixture provider's base_url_env points there. */
+  readonly upstreamOrigin?: string;
+  readonly env?: Record<string, string>;
+  readonly maxBodyBytes?: number;
+  readonly maxUpstreamBodyBytes?: number;
+}
+
+/** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
+export async function startGateway(options: GatewayTestOptions = {}): Promise<RunningGateway> {
+  const compiled = compileRoutes(options.routes ?? GATEWAY_ROUTES);
+  if (!compiled.ok) throw new Error(`test routes do not compile: ${JSON.stringify(compiled.problems)}`);
+  const warnings: string[] = [];
+  const upstream = options.upstreamOrigin ?? 'http://127.0.0.1:9';
+  const gateway = createGateway(compiled.tables, {
+    env: { MOCK_BASE_URL: `${upstream}/v1`, MOCK_API_KEY: PROVIDER_KEY, ...options.env },
+    version: '0.0.0-test',
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 1024 * 1024,
+    warn: (message) => warnings.push(message),
+  });
+  const server = gateway.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    warnings,
+    post: (body, headers = {}) =>
+      fetch(`${origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        gateway.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The nine-field envelope, read from a response. */
+export async function envelopeOf(response: Response): Promise<Record<string, unknown>> {
+  const body = (await response.json()) as { error: Record<string, unknown> };
+  return body.error;
+}
