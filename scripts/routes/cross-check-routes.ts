@@ -24,7 +24,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     const url = parseUrl(provider['base_url']);
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
       report(['providers', id, 'base_url'], 'value', 'must be an absolute http:// or https:// URL');
-    } else if (url.username || url.password || url.search || url.hash) {
+    } else if (url.username || url.password || /[?#]/.test(provider['base_url'])) {
       report(['providers', id, 'base_url'], 'value', 'must not carry credentials, a query or a fragment (use api_key_env and headers)');
     }
     const seen = new Set<string>();

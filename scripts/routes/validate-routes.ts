@@ -36,6 +36,11 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
       return at(path, 'value', `${where}must be ${JSON.stringify(error.params['allowedValue'])}`);
     case 'enum':
       return at(path, 'value', `${where}must be one of ${(error.params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+    case 'minProperties':
+      return at(path, 'value', `${where}must have at least ${error.params['limit']} entry`);
+    case 'type':
+      if (path.length === 0) return at(path, 'value', 'top level: must be a mapping with version, providers, models and errors');
+      return at(path, 'value', `${where}${error.message ?? 'is invalid'}`);
     default:
       return at(path, 'value', `${where}${error.message ?? 'is invalid'}`);
   }

@@ -1,0 +1,281 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import t, { type Test } from 'tap';
+import { compileRoutes } from '../scripts/routes/compile-routes.js';
+import { formatProblem } from '../scripts/routes/problem.js';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from '../scripts/routes/resolve-routes.js';
+import type { RouteTables } from '../src/generated/types/route-tables.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`./fixtures/routes/${name}`, import.meta.url), 'utf8');
+
+/** Compiles text that must be valid; fails the test (with the problems) otherwise. */
+function tablesOf(t: Test, text: string): RouteTables {
+  const result = compileRoutes(text);
+  if (!result.ok) {
+    t.fail('expected the routes to compile', { problems: result.problems.map((p) => formatProblem('routes.yaml', p)) });
+    throw new Error('routes did not compile');
+  }
+  return result.tables;
+}
+
+/** Every problem of a fixture that must be rejected, as the CLI prints it (with the file called routes.yaml). */
+function problemsOf(name: string): string[] {
+  const result = compileRoutes(fixture(name));
+  return result.ok ? [] : result.problems.map((problem) => formatProblem('routes.yaml', problem));
+}
+
+t.test('the shipped routes.yaml compiles', async (t) => {
+  const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
+  const tables = tablesOf(t, text);
+  t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' });
+  t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' });
+  t.ok(tables.errors['default'], 'the global default error rule is there');
+  for (const [routingString, model] of Object.entries(tables.models)) {
+    t.ok(model && tables.providers[model.provider], `${routingString} goes to a declared provider`);
+  }
+});
+
+t.test('a valid file resolves into engine tables', async (t) => {
+  const text = fixture('good.yaml');
+  const tables = tablesOf(t, text);
+
+  t.test('routing strings', async (t) => {
+    t.strictSame(tables.models, {
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini' },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' },
+    });
+  });
+
+  t.test('providers', async (t) => {
+    t.strictSame(Object.keys(tables.providers), ['openai', 'openrouter']);
+    t.match(tables.providers['openai'], {
+      id: 'openai',
+      dialect: 'openai',
+      baseUrl: 'https://api.openai.com/v1',
+      baseUrlEnv: 'OPENAI_BASE_URL',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      headers: {},
+      timeoutMs: 120000,
+      errors: {},
+    });
+    t.match(tables.providers['openrouter'], {
+      baseUrl: 'https://openrouter.ai/api/v1',
+      baseUrlEnv: null,
+      apiKeyEnv: 'OPENROUTER_API_KEY',
+      headers: { 'X-Title': 'test-gateway' },
+    });
+  });
+
+  t.test('timeout_ms: a provider inherits defaults, its own value wins', async (t) => {
+    t.equal(tables.providers['openai']?.timeoutMs, 120000);
+    t.equal(tables.providers['openrouter']?.timeoutMs, 30000);
+    const withoutDefaults = text.replace(/^defaults:\n {2}timeout_ms: 120000\n {2}stream_idle_timeout_ms: 90000\n/m, '');
+    t.not(withoutDefaults, text, 'the defaults block was removed');
+    const fallback = tablesOf(t, withoutDefaults);
+    t.equal(fallback.providers['openai']?.timeoutMs, DEFAULT_TIMEOUT_MS);
+    t.equal(fallback.providers['openrouter']?.timeoutMs, 30000);
+  });
+
+  t.test('stream_idle_timeout_ms: a provider inherits defaults, its own value wins', async (t) => {
+    t.equal(tables.providers['openai']?.streamIdleTimeoutMs, 90000);
+    t.equal(tables.providers['openrouter']?.streamIdleTimeoutMs, 45000);
+    const withoutDefault = tablesOf(t, text.replace(/^ {2}stream_idle_timeout_ms: 90000\n/m, ''));
+    t.equal(withoutDefault.providers['openai']?.streamIdleTimeoutMs, DEFAULT_STREAM_IDLE_TIMEOUT_MS);
+    t.equal(withoutDefault.providers['openrouter']?.streamIdleTimeoutMs, 45000);
+  });
+
+  t.test('error rules: retry follows the answered status unless given', async (t) => {
+    const retryOf = (key: string) => tables.errors[key]?.retry;
+    t.equal(retryOf('400'), true, 'answers 409');
+    t.equal(retryOf('401'), false, 'answers 502 but says retry: false');
+    t.equal(retryOf('402'), false, 'answers 402');
+    t.equal(retryOf('408'), true, 'answers 408');
+    t.equal(retryOf('429'), true, 'answers 429');
+    t.equal(retryOf('4xx'), false, 'answers 400');
+    t.equal(retryOf('503'), false, 'answers 499, whatever the provider said');
+    t.equal(retryOf('5xx'), true, 'answers 500');
+    t.equal(retryOf('default'), true, 'answers 599');
+    t.strictSame(tables.errors['401'], {
+      status: 502,
+      type: 'server_error',
+      code: 'upstream_auth_failed',
+      gatewayCode: 'provider_auth_failed',
+      retry: false,
+    });
+    const providerErrors = tables.providers['openrouter']?.errors;
+    t.strictSame(Object.keys(providerErrors ?? {}).sort(), ['429', '4xx']);
+    t.equal(providerErrors?.['429']?.retry, true, 'answers 503');
+    t.equal(providerErrors?.['429']?.gatewayCode, 'provider_overloaded');
+    t.equal(providerErrors?.['4xx']?.retry, true, 'answers 400 but says retry: true');
+  });
+
+  t.test('sourceSha256 is the hex sha256 of the text', async (t) => {
+    t.equal(tables.sourceSha256, createHash('sha256').update(text, 'utf8').digest('hex'));
+    t.match(tables.sourceSha256, /^[0-9a-f]{64}$/);
+    t.not(tablesOf(t, `${text}# edited\n`).sourceSha256, tables.sourceSha256, 'a comment-only edit changes it');
+  });
+});
+
+t.test('models keys in code-point order compile even where locale or UTF-16 order disagrees', async (t) => {
+  t.ok('openai/Beta'.localeCompare('openai/alpha') > 0, 'locale order would put alpha first');
+  t.strictSame(['openai/ｚ', 'openai/😀'].sort(), ['openai/😀', 'openai/ｚ'], 'UTF-16 order would put the emoji first');
+  const tables = tablesOf(t, fixture('code-point-order.yaml'));
+  t.strictSame(Object.keys(tables.models), ['openai/Beta', 'openai/alpha', 'openai/ｚ', 'openai/😀']);
+  t.equal(tables.models['openai/😀']?.upstreamModel, '😀');
+});
+
+t.test('a model whose prefix is not a declared provider', async (t) => {
+  t.strictSame(problemsOf('unknown-provider.yaml'), ['routes.yaml:7:3: models."opnai/gpt-4o": unknown provider "opnai"']);
+});
+
+t.test('a routing string needs a provider, a slash and no empty segment', async (t) => {
+  t.strictSame(problemsOf('routing-string.yaml'), [
+    'routes.yaml:6:3: models."/x": a routing string is <provider>/<model> with no empty segment',
+    'routes.yaml:7:3: models.openai: a routing string is <provider>/<model> with no empty segment',
+    'routes.yaml:8:3: models."openai/": a routing string is <provider>/<model> with no empty segment',
+    'routes.yaml:9:3: models."openai//x": a routing string is <provider>/<model> with no empty segment',
+    'routes.yaml:10:3: models."openai/gpt 4o": a routing string has no white space or control characters',
+  ]);
+});
+
+t.test('duplicate keys are reported at the second key, in block and flow maps', async (t) => {
+  t.strictSame(problemsOf('duplicate-keys.yaml'), [
+    'routes.yaml:5:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:11:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:13:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:15:47: duplicate key: each key may appear once in a map',
+  ]);
+});
+
+t.test('models keys out of code-point order: the first offender, at its own line', async (t) => {
+  t.strictSame(problemsOf('models-order.yaml'), [
+    'routes.yaml:7:3: models."openai/gpt-4o": out of order: must sort before "openai/gpt-4o-mini" (keys are kept in code-point order)',
+  ]);
+});
+
+t.test('models keys in locale order but not code-point order are rejected', async (t) => {
+  t.ok('openai/alpha'.localeCompare('openai/Beta') < 0, 'locale order accepts this file');
+  t.strictSame(problemsOf('models-order-case.yaml'), [
+    'routes.yaml:8:3: models."openai/Beta": out of order: must sort before "openai/alpha" (keys are kept in code-point order)',
+  ]);
+});
+
+t.test('api_key_env and base_url_env must be environment variable names', async (t) => {
+  const hint = 'is not an environment variable name (A-Z, 0-9 and _, not starting with a digit)';
+  t.strictSame(problemsOf('env-names.yaml'), [
+    `routes.yaml:5:19: providers.local.base_url_env: "1LOCAL_URL" ${hint}`,
+    `routes.yaml:8:18: providers.openai.api_key_env: "openai_api_key" ${hint}`,
+    `routes.yaml:9:19: providers.openai.base_url_env: "OPENAI-BASE-URL" ${hint}`,
+  ]);
+});
+
+t.test('unknown keys are reported wherever they are', async (t) => {
+  t.strictSame(problemsOf('unknown-keys.yaml'), [
+    'routes.yaml:2:1: unknown key "colour"',
+    'routes.yaml:6:5: providers.openai: unknown key "api_ky_env"',
+    'routes.yaml:8:117: providers.openai.errors."429": unknown key "retri"',
+    'routes.yaml:10:20: models."openai/gpt-4o": unknown key "upstream"',
+    'routes.yaml:12:3: defaults: unknown key "timeout"',
+    'routes.yaml:14:99: errors.default: unknown key "extra"',
+  ]);
+});
+
+t.test('missing required top-level keys are all named', async (t) => {
+  t.strictSame(problemsOf('missing-top-level.yaml'), [
+    'routes.yaml:2:1: top level: missing required key "version"',
+    'routes.yaml:2:1: top level: missing required key "providers"',
+    'routes.yaml:2:1: top level: missing required key "models"',
+    'routes.yaml:2:1: top level: missing required key "errors"',
+  ]);
+});
+
+t.test('missing required nested keys: errors.default, a base_url, a rule field', async (t) => {
+  t.strictSame(problemsOf('missing-nested.yaml'), [
+    'routes.yaml:3:3: providers.openai: missing required key "base_url"',
+    'routes.yaml:7:1: errors: missing required key "default"',
+    'routes.yaml:8:3: errors."429": missing required key "gateway_code"',
+  ]);
+});
+
+t.test('an error rule answers a status from 400 to 599', async (t) => {
+  t.strictSame(problemsOf('error-status.yaml'), [
+    'routes.yaml:8:20: errors."429".status: must be >= 400',
+    'routes.yaml:11:22: errors.default.status: must be <= 599',
+  ]);
+});
+
+t.test('error keys: a status, 4xx or 5xx, and default only at the top level', async (t) => {
+  const rule = 'an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)';
+  t.strictSame(problemsOf('error-keys.yaml'), [
+    `routes.yaml:7:7: providers.openai.errors: invalid key "default": ${rule}`,
+    `routes.yaml:11:3: errors: invalid key "4xy": ${rule}`,
+    `routes.yaml:12:3: errors: invalid key "600": ${rule}`,
+  ]);
+});
+
+t.test('base_url is a plain http(s) URL', async (t) => {
+  const plain = 'must not carry credentials, a query or a fragment (use api_key_env and headers)';
+  t.strictSame(problemsOf('base-url.yaml'), [
+    `routes.yaml:4:15: providers.creds.base_url: ${plain}`,
+    `routes.yaml:6:15: providers.fragment.base_url: ${plain}`,
+    'routes.yaml:8:15: providers.ftp.base_url: "ftp://files.example.com/v1" is not an http:// or https:// URL',
+    `routes.yaml:10:15: providers.query.base_url: ${plain}`,
+    'routes.yaml:12:15: providers.relative.base_url: "api.example.com/v1" is not an http:// or https:// URL',
+  ]);
+});
+
+t.test('base_url ending in a bare "?" or "#" is rejected too', async (t) => {
+  // URL reports an empty search and hash for these, yet the gateway would call .../v1?/chat/completions.
+  const plain = 'must not carry credentials, a query or a fragment (use api_key_env and headers)';
+  t.strictSame(problemsOf('base-url-empty-query.yaml'), [
+    `routes.yaml:5:15: providers.fragment.base_url: ${plain}`,
+    `routes.yaml:7:15: providers.query.base_url: ${plain}`,
+  ]);
+});
+
+t.test('static headers cannot replace what the gateway sends', async (t) => {
+  t.strictSame(problemsOf('headers.yaml'), [
+    'routes.yaml:11:7: providers.openai.headers.Host: is set by the gateway and cannot be overridden',
+    'routes.yaml:12:7: providers.openai.headers.Content-Length: is set by the gateway and cannot be overridden',
+    'routes.yaml:13:7: providers.openai.headers.Authorization: conflicts with api_key_env, which sends Authorization',
+    'routes.yaml:18:16: providers.other.headers.authorization: conflicts with api_key_env, which sends Authorization',
+    'routes.yaml:18:49: providers.other.headers.x-request-id: is set by the gateway and cannot be overridden',
+  ]);
+});
+
+t.test('a provider id is lower-case letters, digits and dashes', async (t) => {
+  t.strictSame(problemsOf('provider-id.yaml'), [
+    'routes.yaml:3:3: providers: invalid key "Bad_Id": a provider id is lower-case letters, digits and dashes, starting with a letter or digit',
+  ]);
+});
+
+t.test('every problem of a file is reported, in file order', async (t) => {
+  t.strictSame(problemsOf('many-problems.yaml'), [
+    'routes.yaml:5:15: providers.openai.base_url: must not carry credentials, a query or a fragment (use api_key_env and headers)',
+    'routes.yaml:6:18: providers.openai.api_key_env: "openai_key" is not an environment variable name (A-Z, 0-9 and _, not starting with a digit)',
+    'routes.yaml:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden',
+    'routes.yaml:10:3: models."openai/gpt-4o": out of order: must sort before "openai/gpt-4o-mini" (keys are kept in code-point order)',
+    'routes.yaml:11:3: models."opnai/o3": unknown provider "opnai"',
+    'routes.yaml:12:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:14:3: defaults: unknown key "timeout"',
+    'routes.yaml:16:3: errors: invalid key "4xy": an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)',
+    'routes.yaml:17:22: errors.default.status: must be <= 599',
+  ]);
+});
+
+t.test('YAML that does not parse is reported with its position', async (t) => {
+  const result = compileRoutes('version: 1\nproviders: [\n');
+  t.equal(result.ok, false);
+  if (!result.ok) {
+    t.equal(result.problems.length, 1);
+    t.match(result.problems[0], { line: 3, col: 1, message: /^YAML: / });
+  }
+});
+
+t.test('an empty file is rejected at 1:1', async (t) => {
+  const result = compileRoutes('');
+  t.equal(result.ok, false);
+  if (!result.ok) t.match(result.problems, [{ line: 1, col: 1 }]);
+});
