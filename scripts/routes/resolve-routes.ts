@@ -3,6 +3,8 @@ import type { ErrorRuleSet, ProviderTable, ResolvedErrorRule, RouteTables } from
 
 /** Used when neither the provider nor `defaults:` sets timeout_ms: long enough for slow reasoning models. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Used when neither the provider nor `defaults:` sets stream_idle_timeout_ms: reasoning models can think silently for minutes. */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000;
 
 /** Turns a checked routes file into the tables the engine reads: inheritance applied, nothing left to derive at start-up. */
 export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTables {
@@ -18,6 +20,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       apiKeyEnv: entry.api_key_env ?? null,
       headers: { ...entry.headers },
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
       errors: resolveErrorRules(entry.errors ?? {}),
     };
   }

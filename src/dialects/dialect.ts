@@ -1,6 +1,7 @@
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../engine/provider-error.js';
+import type { SseMessage } from '../engine/sse-parser.js';
 
 /** The caller's request as the engine hands it to a dialect. */
 export interface OutgoingCall {
@@ -18,6 +19,27 @@ export interface TranslatedResponse {
   readonly usage: Usage | null;
 }
 
+/** What to send the caller for one upstream stream message. */
+export interface StreamStep {
+  /** SSE text to write now; may be empty. */
+  readonly frames: string;
+  /** Set when this message ends the stream: `done` after the provider's end marker, `error` after an error event. */
+  readonly end?: 'done' | 'error';
+  /** Token counts when this message carried them. */
+  readonly usage?: Usage;
+}
+
+/** Per-request state for translating one upstream stream. */
+export interface StreamTranslator {
+  translate(message: SseMessage): StreamStep;
+}
+
+/** What a stream translator needs to know about the request. */
+export interface StreamContext {
+  readonly routingModel: string;
+  readonly providerId: string;
+}
+
 /**
  * How the engine talks to one kind of provider. The engine knows where (routes.yaml) and when
  * (timeouts, errors); a dialect knows only what goes on the wire.
@@ -31,4 +53,6 @@ export interface Dialect {
   readResponse(text: string, routingModel: string): TranslatedResponse | undefined;
   /** Reads a non-2xx body for the provider's own message and code; never throws. */
   readError(text: string): ProviderErrorDetails;
+  /** A translator for one streamed answer (the upstream's text/event-stream, already parsed into messages). */
+  createStreamTranslator(context: StreamContext): StreamTranslator;
 }

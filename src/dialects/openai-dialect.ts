@@ -1,6 +1,7 @@
 import type { Usage } from '../generated/types/usage.js';
 import { scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
 import type { Dialect } from './dialect.js';
+import { createOpenAIStreamTranslator } from './openai-stream.js';
 
 /**
  * OpenAI-compatible providers: the body goes through byte for byte except `model`, which is
@@ -44,6 +45,8 @@ export const openaiDialect: Dialect = {
     if (typeof error === 'string') return { message: error, code: null };
     return { message: isObject(parsed) ? stringOrNull(parsed['message']) : null, code: null };
   },
+
+  createStreamTranslator: createOpenAIStreamTranslator,
 };
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -6,6 +6,7 @@ import { gatewayError } from './gateway-error.js';
 import { findErrorRule, providerError } from './provider-error.js';
 import { readJsonBody } from './read-json-body.js';
 import { readLimited } from './read-limited.js';
+import { isEventStream, relayStream } from './relay-stream.js';
 import { resolveRoute } from './resolve-route.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamReply } from './upstream.js';
@@ -44,6 +45,17 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     });
     const reply = await call.reply;
     if (reply.status < 200 || reply.status >= 300) throw await readProviderError(provider, reply, options.errors);
+    if (streamed) {
+      if (!isEventStream(reply)) {
+        reply.body.destroy();
+        throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered a streamed request with ${String(reply.headers['content-type']).slice(0, 60)}, not an event stream.`, {
+          provider: provider.id,
+          providerStatus: reply.status,
+        });
+      }
+      await relayStream({ provider, reply, res, routingModel: value.model, maxEventChars: options.maxUpstreamBodyBytes });
+      return;
+    }
 
     const answer = await readUpstreamBody(provider, reply, options.maxUpstreamBodyBytes);
     const translated = answer === undefined ? undefined : provider.dialect.readResponse(answer, value.model);

@@ -18,6 +18,9 @@ export const GATEWAY_ERRORS = {
   upstream_unreachable: { status: 502, type: 'server_error', code: 'upstream_unreachable', retry: true },
   upstream_timeout: { status: 502, type: 'server_error', code: 'upstream_timeout', retry: true },
   invalid_upstream_response: { status: 502, type: 'server_error', code: 'invalid_upstream_response', retry: true },
+  // Streams: sent as the final event after the 200, so `status` only says what they would be before it.
+  upstream_stream_interrupted: { status: 502, type: 'server_error', code: 'upstream_stream_interrupted', retry: true },
+  upstream_stream_timeout: { status: 502, type: 'server_error', code: 'upstream_stream_timeout', retry: true },
 } as const satisfies Record<string, { status: number; type: string; code: string; retry: boolean }>;
 
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;

@@ -35,7 +35,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     env: { MOCK_BASE_URL: `${upstream}/v1`, MOCK_API_KEY: PROVIDER_KEY, ...options.env },
     version: '0.0.0-test',
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 1024 * 1024,
+    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
     warn: (message) => warnings.push(message),
   });
   const server = gateway.app.listen(0, '127.0.0.1');

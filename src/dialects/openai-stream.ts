@@ -1,0 +1,61 @@
+import type { ErrorBody } from '../generated/types/error-envelope.js';
+import type { Usage } from '../generated/types/usage.js';
+import { scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
+import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
+import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
+
+const CONTINUE: StreamStep = { frames: '' };
+
+/**
+ * OpenAI-compatible chunks go through as they came, with `model` rewritten in place: one scan per
+ * event, no parse or serialise, except for the rare events that carry an error or usage.
+ */
+export function createOpenAIStreamTranslator({ routingModel, providerId }: StreamContext): StreamTranslator {
+  return {
+    translate(message) {
+      if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
+      const { data } = message;
+      if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
+      const scan = scanTopLevel(data);
+      // Not a JSON object: nothing to rewrite, and the caller may know what it is.
+      if (!scan) return data === '' ? CONTINUE : { frames: sseData(data) };
+      if (scan.keys.includes('error')) return { frames: sseError(streamErrorBody(data, providerId)), end: 'error' };
+      const frames = sseData(setTopLevelString(data, scan, 'model', routingModel));
+      const usageIndex = scan.keys.lastIndexOf('usage');
+      if (usageIndex < 0) return { frames };
+      const usageSpan = scan.values[usageIndex]!;
+      const usage = parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined;
+      return usage ? { frames, usage } : { frames };
+    },
+  };
+}
+
+/** A provider's in-stream error event (OpenRouter sends one after the 200) as the gateway's envelope. */
+function streamErrorBody(data: string, providerId: string): ErrorBody {
+  const event = parseObject(data);
+  const error = event?.['error'];
+  const details = error !== null && typeof error === 'object' ? (error as Record<string, unknown>) : {};
+  const providerCode = typeof details['code'] === 'string' || typeof details['code'] === 'number' ? String(details['code']) : null;
+  const message = typeof details['message'] === 'string' ? details['message'] : typeof error === 'string' ? error : null;
+  return {
+    message: message ?? `The provider "${providerId}" reported an error mid-stream.`,
+    type: typeof details['type'] === 'string' ? details['type'] : 'server_error',
+    // A numeric code is an HTTP status (OpenRouter's 502), not an OpenAI-style code; provider_code keeps it.
+    code: typeof details['code'] === 'string' && !/^\d+$/.test(details['code']) ? details['code'] : 'provider_stream_error',
+    param: typeof details['param'] === 'string' ? details['param'] : null,
+    origin: 'gateway',
+    gateway_code: 'provider_stream_error',
+    provider: providerId,
+    provider_status: null,
+    provider_code: providerCode,
+  };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,108 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/** One dispatched server-sent event, or a comment line (`: keep-alive`). */
+export type SseMessage =
+  | { readonly kind: 'event'; readonly event: string | undefined; readonly data: string; readonly id: string | undefined }
+  | { readonly kind: 'comment'; readonly text: string };
+
+/** An event larger than the parser may hold. */
+export class SseEventTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`an upstream event exceeded ${limit} characters`);
+    this.name = 'SseEventTooLargeError';
+  }
+}
+
+const LINE_BREAK = /\r\n|\r|\n/g;
+
+/**
+ * An incremental parser for the text/event-stream format as the WHATWG spec defines it:
+ * events split across reads, many events in one read, CRLF/CR/LF line ends, UTF-8 characters
+ * split across reads, multi-line data fields. Holds at most `maxEventChars` of one event.
+ */
+export class SseParser {
+  private readonly decoder = new StringDecoder('utf8');
+  private partialLine = '';
+  /** A read ended in CR: a LF opening the next read belongs to the same line break. */
+  private skipLeadingLf = false;
+  private dataLines: string[] = [];
+  private dataChars = 0;
+  private eventName: string | undefined;
+  private eventId: string | undefined;
+  private sawDataField = false;
+
+  constructor(private readonly maxEventChars: number) {}
+
+  /** Parses one read; returns the messages it completed, in order. */
+  push(chunk: Buffer): SseMessage[] {
+    let text = this.decoder.write(chunk);
+    if (this.skipLeadingLf && text.length > 0) {
+      if (text.charCodeAt(0) === 0x0a) text = text.slice(1);
+      this.skipLeadingLf = false;
+    }
+    const out: SseMessage[] = [];
+    let start = 0;
+    LINE_BREAK.lastIndex = 0;
+    for (let match = LINE_BREAK.exec(text); match; match = LINE_BREAK.exec(text)) {
+      // A CR that ends this read may be the first half of a CRLF split across reads.
+      if (match[0] === '\r' && match.index === text.length - 1) this.skipLeadingLf = true;
+      const line = this.partialLine === '' ? text.slice(start, match.index) : this.partialLine + text.slice(start, match.index);
+      this.partialLine = '';
+      this.processLine(line, out);
+      start = match.index + match[0].length;
+    }
+    if (start < text.length) {
+      this.partialLine += text.slice(start);
+      if (this.partialLine.length + this.dataChars > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
+    }
+    return out;
+  }
+
+  /** The stream ended: an event without its closing blank line is incomplete and is dropped, as the spec says. */
+  end(): SseMessage[] {
+    this.decoder.end();
+    return [];
+  }
+
+  private processLine(line: string, out: SseMessage[]): void {
+    if (line === '') {
+      this.dispatch(out);
+      return;
+    }
+    const colon = line.indexOf(':');
+    if (colon === 0) {
+      out.push({ kind: 'comment', text: line.slice(1).trimStart() });
+      return;
+    }
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 0x20) value = value.slice(1);
+    switch (field) {
+      case 'data':
+        this.sawDataField = true;
+        this.dataLines.push(value);
+        this.dataChars += value.length + 1;
+        if (this.dataChars > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
+        break;
+      case 'event':
+        this.eventName = value;
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.eventId = value;
+        break;
+      default:
+        // `retry` and unknown fields carry nothing a chat client needs.
+        break;
+    }
+  }
+
+  private dispatch(out: SseMessage[]): void {
+    if (this.sawDataField) {
+      out.push({ kind: 'event', event: this.eventName, data: this.dataLines.join('\n'), id: this.eventId });
+    }
+    this.dataLines = [];
+    this.dataChars = 0;
+    this.eventName = undefined;
+    this.sawDataField = false;
+  }
+}

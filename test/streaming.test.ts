@@ -1,0 +1,223 @@
+import type { ServerResponse } from 'node:http';
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import { envelopeOf, startGateway } from './helpers/gateway.js';
+import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
+import { bytePieces, chunk, readDataEvents, sseBody, startEventStream, writeInPieces } from './helpers/sse-upstream.js';
+
+const ask = { model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true };
+
+async function withStream(t: Test, handler: (res: ServerResponse, body: string) => void | Promise<void>) {
+  const upstream = await startMockUpstream((req, res) => handler(res, req.body));
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin });
+  t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
+  return { upstream, gateway };
+}
+
+t.test('answers 200 text/event-stream with no-buffering headers and model rewritten in every chunk', async (t) => {
+  const events = [
+    chunk('gpt-4o-2024-11-20', { role: 'assistant', content: '' }),
+    chunk('gpt-4o-2024-11-20', { content: 'Hel' }, { unknown_field: { x: 1.0 } }),
+    chunk('gpt-4o-2024-11-20', { content: 'lo' }),
+    { ...chunk('gpt-4o-2024-11-20', {}), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+  ];
+  const { gateway, upstream } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(sseBody(events));
+  });
+  const response = await gateway.post(ask);
+  t.equal(response.status, 200);
+  t.match(response.headers.get('content-type'), /^text\/event-stream/);
+  t.equal(response.headers.get('cache-control'), 'no-cache');
+  t.equal(response.headers.get('x-accel-buffering'), 'no');
+  t.notOk(response.headers.get('content-encoding'));
+  const data = await readDataEvents(response);
+  t.equal(data.length, events.length + 1);
+  t.equal(data.at(-1), '[DONE]');
+  data.slice(0, -1).forEach((event, i) => {
+    t.equal(event, JSON.stringify({ ...events[i], model: 'mock/gpt-4o' }), `event ${i} is unchanged but for model`);
+  });
+  t.match(JSON.parse(upstream.requests[0]!.body), { model: 'gpt-4o-2024-11-20', stream: true });
+});
+
+t.test('events split at every few bytes, with CRLF, comments and multi-byte characters, arrive whole', async (t) => {
+  const texts = ['Héllo ', '👋🏽 ', '世界', ' ', 'ok'];
+  const body =
+    ': OPENROUTER PROCESSING\r\n\r\n' + sseBody(texts.map((text) => chunk('gpt-4o-2024-11-20', { content: text })), { eol: '\r\n' });
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    await writeInPieces(res, bytePieces(body, 3), 1);
+    res.end();
+  });
+  const response = await gateway.post(ask);
+  const raw = await response.text();
+  t.match(raw, /^: OPENROUTER PROCESSING\n\n/, 'comments pass through and break nothing');
+  const events = raw.split('\n\n').filter((frame) => frame.startsWith('data: ')).map((frame) => frame.slice(6));
+  t.equal(events.at(-1), '[DONE]');
+  const chunks = events.slice(0, -1).map((event) => JSON.parse(event) as { model: string; choices: { delta: { content: string } }[] });
+  t.ok(chunks.every((c) => c.model === 'mock/gpt-4o'));
+  t.equal(chunks.map((c) => c.choices[0]!.delta.content).join(''), texts.join(''));
+});
+
+t.test('a multi-line data field stays one event', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end('data: {"id":"x",\ndata: "model":"gpt-4o-2024-11-20","choices":[]}\n\ndata: [DONE]\n\n');
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.same(JSON.parse(data[0]!), { id: 'x', model: 'mock/gpt-4o', choices: [] });
+});
+
+t.test('a provider error event mid-stream becomes exactly the envelope, then the stream ends without [DONE]', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('anthropic/claude-sonnet-4.5', { content: 'partial' })], { done: false }));
+    res.write(
+      sseBody(
+        [{ id: 'gen-1', object: 'chat.completion.chunk', model: 'anthropic/claude-sonnet-4.5', error: { code: 502, message: 'Provider disconnected' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] }],
+        { done: false },
+      ),
+    );
+    res.end('data: [DONE]\n\n');
+  });
+  const data = await readDataEvents(await gateway.post({ ...ask, model: 'mock/anthropic/claude-sonnet-4.5' }));
+  t.equal(data.length, 2, 'the partial chunk and the error; no [DONE]');
+  t.same(JSON.parse(data[1]!), {
+    error: {
+      message: 'Provider disconnected',
+      type: 'server_error',
+      code: 'provider_stream_error',
+      param: null,
+      origin: 'gateway',
+      gateway_code: 'provider_stream_error',
+      provider: 'mock',
+      provider_status: null,
+      provider_code: '502',
+    },
+  });
+});
+
+t.test('an error event with the provider type and code keeps them', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(sseBody([{ error: { message: 'Overloaded', type: 'overloaded_error', code: 'overloaded' } }]));
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.match(JSON.parse(data[0]!), { error: { type: 'overloaded_error', code: 'overloaded', provider_code: 'overloaded', message: 'Overloaded' } });
+  t.equal(data.length, 1);
+});
+
+for (const [name, fault, gatewayCode] of [
+  ['a reset mid-stream', (res: ServerResponse) => res.socket?.destroy(), 'upstream_stream_interrupted'],
+  ['a close without [DONE]', (res: ServerResponse) => res.end(), 'upstream_stream_interrupted'],
+] as const) {
+  t.test(`${name} ends the stream with one final error event`, async (t) => {
+    const { gateway } = await withStream(t, async (res) => {
+      startEventStream(res);
+      res.write(sseBody([chunk('gpt-4o-2024-11-20', { content: 'partial' })], { done: false }));
+      await sleep(20);
+      fault(res);
+    });
+    const data = await readDataEvents(await gateway.post(ask));
+    t.equal(data.length, 2);
+    t.match(JSON.parse(data[1]!), { error: { gateway_code: gatewayCode, origin: 'gateway', provider: 'mock', type: 'server_error' } });
+  });
+}
+
+t.test('a provider silent past stream_idle_timeout_ms ends the stream with upstream_stream_timeout', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('model', { content: 'thinking…' })], { done: false }));
+    // and then silence
+  });
+  const started = Date.now();
+  const data = await readDataEvents(await gateway.post({ ...ask, model: 'slow/model' }));
+  t.equal(data.length, 2);
+  t.match(JSON.parse(data[1]!), { error: { gateway_code: 'upstream_stream_timeout', provider: 'slow', message: /300 ms/ } });
+  t.ok(Date.now() - started < 3000);
+});
+
+t.test('errors before the stream starts are JSON envelopes with the mapped status', async (t) => {
+  const { gateway } = await withStream(t, (res) => sendJson(res, 429, { error: { message: 'slow down', code: 'rate_limit_exceeded' } }, { 'retry-after': '3' }));
+  const response = await gateway.post(ask);
+  t.equal(response.status, 429);
+  t.match(response.headers.get('content-type'), /^application\/json/);
+  t.equal(response.headers.get('retry-after'), '3');
+  t.match(await envelopeOf(response), { gateway_code: 'provider_rate_limited', provider_status: 429 });
+
+  const miss = await gateway.post({ ...ask, model: 'mock/unknown' });
+  t.equal(miss.status, 400);
+  t.match(miss.headers.get('content-type'), /^application\/json/);
+});
+
+t.test('a 200 that is not an event stream is 502 invalid_upstream_response before any event', async (t) => {
+  const { gateway } = await withStream(t, (res) => sendJson(res, 200, { id: 'x', object: 'chat.completion', choices: [] }));
+  const response = await gateway.post(ask);
+  t.equal(response.status, 502);
+  t.match(await envelopeOf(response), { gateway_code: 'invalid_upstream_response' });
+});
+
+t.test('the caller going away aborts the upstream request within 100 ms', async (t) => {
+  let upstreamClosedAt = 0;
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.on('close', () => (upstreamClosedAt = Date.now()));
+    const timer = setInterval(() => res.write(sseBody([chunk('m', { content: 'x' })], { done: false })), 10);
+    res.on('close', () => clearInterval(timer));
+  });
+  const controller = new AbortController();
+  const streaming = await fetch(`${gateway.origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...ask, model: 'keyless/llama3.2' }),
+    signal: controller.signal,
+  });
+  const reader = streaming.body!.getReader();
+  await reader.read();
+  upstreamClosedAt = 0;
+  const abortedAt = Date.now();
+  controller.abort();
+  for (let i = 0; i < 50 && upstreamClosedAt === 0; i++) await sleep(5);
+  t.ok(upstreamClosedAt > 0, 'the provider saw its connection close');
+  t.ok(upstreamClosedAt - abortedAt <= 100, `closed ${upstreamClosedAt - abortedAt} ms after the caller left`);
+});
+
+t.test('a slow caller makes the gateway stop reading (backpressure), and that pause is not idleness', async (t) => {
+  const LIMIT = 40_000_000;
+  let written = 0;
+  const event = sseBody([chunk('model', { content: 'x'.repeat(1000) })], { done: false });
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    // Write up to 40 MB, noting when the gateway first stops taking data; finish once it drains.
+    while (written < LIMIT) {
+      written += event.length;
+      if (!res.write(event)) {
+        await new Promise((resolve) => res.once('drain', resolve));
+      }
+    }
+    res.end('data: [DONE]\n\n');
+  });
+  // The slow provider has a 300 ms idle limit; the caller takes nothing for 1.5 s.
+  const events = await new Promise<{ count: number; last: string }>((resolve, reject) => {
+    const req = request(`${gateway.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.pause();
+      setTimeout(() => {
+        // Loopback socket buffers hold a few MB each way; without backpressure all 40 MB would be taken.
+        t.ok(written < LIMIT / 2, `the provider could send only ${written} bytes while the caller read nothing`);
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (piece: string) => (text += piece));
+        res.on('end', () => {
+          const frames = text.split('\n\n').filter(Boolean);
+          resolve({ count: frames.length, last: frames.at(-1) ?? '' });
+        });
+        res.resume();
+      }, 1500);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ ...ask, model: 'slow/model' }));
+  });
+  t.equal(events.last, 'data: [DONE]', 'the stream completed: pausing for a slow caller is not an idle provider');
+  t.ok(events.count > 1000);
+});
