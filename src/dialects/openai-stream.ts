@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { Usage } from '../generated/types/usage.js';
-import { scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
+import { replaceSpan, scanTopLevel, setTopLevelString, topLevelValueAt } from '../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
 
@@ -11,11 +11,19 @@ const CONTINUE: StreamStep = { frames: '' };
  * event, no parse or serialise, except for the rare events that carry an error or usage.
  */
 export function createOpenAIStreamTranslator({ routingModel, providerId }: StreamContext): StreamTranslator {
+  const encodedModel = JSON.stringify(routingModel);
   return {
     translate(message) {
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
       const { data } = message;
       if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
+      // Fast path, exact for every event: one pass finds the keys that matter; when "model" is there once
+      // and neither "error" nor "usage" is, only the entries before it are walked.
+      const modelAt = onlyModelKey(data);
+      if (modelAt >= 0) {
+        const span = topLevelValueAt(data, modelAt);
+        if (span) return { frames: sseData(replaceSpan(data, span, encodedModel)) };
+      }
       const scan = scanTopLevel(data);
       // Not a JSON object: nothing to rewrite, and the caller may know what it is.
       if (!scan) return data === '' ? CONTINUE : { frames: sseData(data) };
@@ -28,6 +36,19 @@ export function createOpenAIStreamTranslator({ routingModel, providerId }: Strea
       return usage ? { frames, usage } : { frames };
     },
   };
+}
+
+const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
+
+/** Where `"model"` stands when it is the only one of the three quoted words in the event; -1 otherwise. */
+function onlyModelKey(data: string): number {
+  KEYS_THAT_MATTER.lastIndex = 0;
+  let modelAt = -1;
+  for (let match = KEYS_THAT_MATTER.exec(data); match; match = KEYS_THAT_MATTER.exec(data)) {
+    if (modelAt >= 0 || match[0] !== '"model"') return -1;
+    modelAt = match.index;
+  }
+  return modelAt;
 }
 
 /** A provider's in-stream error event (OpenRouter sends one after the 200) as the gateway's envelope. */

@@ -49,6 +49,36 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
 }
 
 /**
+ * The span of the value of the top-level key whose opening quote is at `keyAt`, walking only the
+ * entries before it; undefined when no top-level key starts there (it is nested, or inside a string).
+ */
+export function topLevelValueAt(text: string, keyAt: number): Span | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
+  i = skipSpace(text, i + 1);
+  while (i <= keyAt) {
+    if (text.charCodeAt(i) !== QUOTE) return undefined;
+    const keyEnd = stringEnd(text, i);
+    if (keyEnd < 0) return undefined;
+    const colon = skipSpace(text, keyEnd);
+    if (text.charCodeAt(colon) !== 0x3a /* : */) return undefined;
+    const start = skipSpace(text, colon + 1);
+    const end = valueEnd(text, start);
+    if (end < 0) return undefined;
+    if (i === keyAt) return { start, end };
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+  return undefined;
+}
+
+/** Replaces the text in `span` with `json`, an already encoded JSON value. */
+export function replaceSpan(text: string, span: Span, json: string): string {
+  return text.slice(0, span.start) + json + text.slice(span.end);
+}
+
+/**
  * Sets top-level `key` to the JSON string `value` in every place it appears (a duplicated key is
  * rewritten everywhere, whichever one a reader keeps), or adds it first when absent.
  */

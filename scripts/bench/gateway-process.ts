@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
+
+/** The built gateway as ops run it (`node dist/server.js`), in its own process so its CPU can be read alone. */
+export interface GatewayProcess {
+  readonly origin: string;
+  readonly pid: number;
+  /** User + system CPU of the process so far, in microseconds (from /proc, at clock-tick resolution). */
+  cpuMicros(): number;
+  /** Resident set size in bytes. */
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+  const child: ChildProcess = spawn(process.execPath, [SERVER], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr?.on('data', () => {}); // start-up warnings about unset keys are expected here
+  const origin = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (piece: Buffer) => {
+      output += piece.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code} before listening: ${output}`)));
+  });
+  const pid = child.pid!;
+  const ticksPerSecond = 100; // Linux USER_HZ
+  return {
+    origin,
+    pid,
+    cpuMicros() {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
+    },
+    rssBytes() {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
