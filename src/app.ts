@@ -1,7 +1,11 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import type { ModelTable, RouteTables } from './generated/types/route-tables.js';
+import { callerAuth } from './engine/caller-auth.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
+import { Lifecycle } from './engine/lifecycle.js';
+import { recordOf, requestLog } from './engine/request-log.js';
 import { requestIdFor } from './engine/request-id.js';
 import { prepareProviders } from './engine/runtime-providers.js';
 import { sendError } from './engine/send-error.js';
@@ -12,28 +16,36 @@ export interface AppOptions {
   readonly version: string;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
-  /** Receives operational warnings (never keys or content). */
-  readonly warn: (message: string) => void;
+  /** Caller keys; empty serves anonymously (server.ts allows that on loopback only). */
+  readonly callerKeys: readonly string[];
+  /** One JSON line per request, and operational warnings. Never keys or content. */
+  readonly logger: Logger;
 }
 
 export interface Gateway {
   readonly app: Express;
+  /** Health turns 503, in-flight requests get `graceMs` to finish, the rest answer shutting_down. */
+  drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers. */
   close(): void;
 }
 
 /** The whole HTTP surface, built from compiled tables. It never listens: server.ts (or a test) does. */
 export function createGateway(tables: RouteTables, options: AppOptions): Gateway {
+  const { logger } = options;
   const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`);
-  for (const warning of providers.warnings) options.warn(warning);
+  for (const warning of providers.warnings) logger.warn(warning);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
+  const lifecycle = new Lifecycle();
 
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
 
-  app.use(assignRequestId);
+  app.use(requestLog(logger, requestIdFor));
+  app.use(trackInFlight(lifecycle));
+  if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
   app.post(
     '/v1/chat/completions',
     chatCompletionsHandler({
@@ -42,26 +54,34 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
       errors: tables.errors,
       maxBodyBytes: options.maxBodyBytes,
       maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
+      lifecycle,
     }),
   );
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
   app.get('/health', (_req, res) => {
-    res.json({ status: 'ok', version: options.version, models: roster.size, routes_sha256: tables.sourceSha256 });
+    res.status(lifecycle.draining ? 503 : 200).json({
+      status: lifecycle.draining ? 'draining' : 'ok',
+      version: options.version,
+      models: roster.size,
+      routes_sha256: tables.sourceSha256,
+    });
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));
   app.use((req, _res, next) => {
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
   });
-  app.use(answerError(options.warn));
-  return { app, close: () => providers.close() };
+  app.use(answerError(logger));
+  return { app, drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
 }
 
-const assignRequestId: RequestHandler = (req, res, next) => {
-  const id = requestIdFor(req.headers['x-request-id']);
-  res.locals['requestId'] = id;
-  res.setHeader('x-request-id', id);
-  next();
-};
+/** Counts requests for the drain; while draining, each response closes its connection so callers reconnect elsewhere. */
+function trackInFlight(lifecycle: Lifecycle): RequestHandler {
+  return (_req, res, next) => {
+    lifecycle.track(res);
+    if (lifecycle.draining) res.setHeader('connection', 'close');
+    next();
+  };
+}
 
 function methodNotAllowed(allow: string): RequestHandler {
   return (req, res, next) => {
@@ -71,15 +91,19 @@ function methodNotAllowed(allow: string): RequestHandler {
 }
 
 /** Every failure leaves as the envelope: never Express's HTML page, never a stack trace. */
-function answerError(warn: (message: string) => void): ErrorRequestHandler {
+function answerError(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const answer = toGatewayError(error);
-    if (answer.body.gateway_code === 'internal_error') warn(`internal error on ${req.method} ${sanitizePath(req.path)}: ${describe(error)}`);
+    const record = recordOf(res);
+    if (answer.body.gateway_code === 'internal_error') {
+      logger.error({ request_id: record.requestId, error: describe(error) }, 'internal error');
+    }
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    // A body we stopped reading (413, 415, …) must not be drained from a hostile sender: close after answering.
+    record.gatewayCode = answer.body.gateway_code;
+    // A body we stopped reading (401, 413, 415, …) must not be drained from a hostile sender: close after answering.
     if (!req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0)) {
       res.setHeader('connection', 'close');
     }
@@ -95,8 +119,9 @@ function toGatewayError(error: unknown): GatewayError {
   return gatewayError('internal_error', 'The gateway failed to handle this request.');
 }
 
+/** The error's class and message only: messages of our own errors never carry keys or content. */
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
+  return error instanceof Error ? `${error.name}: ${error.message.slice(0, 300)}` : typeof error;
 }
 
 function sanitizePath(path: string): string {

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
@@ -158,4 +158,29 @@ t.test('a reset before any answer is 502 upstream_unreachable', async (t) => {
   const response = await gateway.post(ask);
   t.equal(response.status, 502);
   t.match(await envelopeOf(response), { gateway_code: 'upstream_unreachable', provider: 'mock' });
+});
+
+t.test('a provider whose TLS handshake never completes is 502 upstream_connect_timeout', async (t) => {
+  // Accepts TCP, then says nothing: the TLS handshake hangs, as with a black-holed provider.
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => {
+    sockets.push(socket);
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as { port: number };
+  const gateway = await startGateway({ env: { MOCK_BASE_URL: `https://127.0.0.1:${port}/v1` } });
+  t.teardown(async () => {
+    await gateway.close();
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+  const started = Date.now();
+  const response = await gateway.post({ model: 'slow/model', messages: [{ role: 'user', content: 'hi' }] });
+  t.equal(response.status, 502);
+  t.equal(response.headers.get('x-should-retry'), 'true');
+  const error = await envelopeOf(response);
+  t.match(error, { gateway_code: 'upstream_connect_timeout', provider: 'slow', provider_status: null });
+  t.match(error['message'], /connect_timeout_ms/);
+  t.ok(Date.now() - started < 3000);
 });

@@ -1,6 +1,8 @@
 import type { ErrorRule, RoutesFile } from '../../src/generated/types/routes.js';
 import type { ErrorRuleSet, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 
+/** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Used when neither the provider nor `defaults:` sets timeout_ms: long enough for slow reasoning models. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Used when neither the provider nor `defaults:` sets stream_idle_timeout_ms: reasoning models can think silently for minutes. */
@@ -19,6 +21,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       baseUrlEnv: entry.base_url_env ?? null,
       apiKeyEnv: entry.api_key_env ?? null,
       headers: { ...entry.headers },
+      connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
       errors: resolveErrorRules(entry.errors ?? {}),

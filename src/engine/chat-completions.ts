@@ -3,10 +3,12 @@ import { validateRequest } from '../generated/validate-request.js';
 import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
 import { describeValidationError } from './describe-validation-error.js';
 import { gatewayError } from './gateway-error.js';
+import type { Lifecycle } from './lifecycle.js';
 import { findErrorRule, providerError } from './provider-error.js';
 import { readJsonBody } from './read-json-body.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
+import { recordOf, round } from './request-log.js';
 import { resolveRoute } from './resolve-route.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamReply } from './upstream.js';
@@ -17,6 +19,7 @@ export interface ChatCompletionsOptions {
   readonly errors: ErrorRuleSet;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
+  readonly lifecycle: Lifecycle;
 }
 
 /** Provider error bodies are small; more than this is not read. */
@@ -25,50 +28,72 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward, translate the answer. */
 export function chatCompletionsHandler(options: ChatCompletionsOptions) {
+  const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
+    const record = recordOf(res);
     const { text, value } = await readJsonBody(req, options.maxBodyBytes);
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
+    record.model = value.model;
+    record.stream = value.stream === true;
     const route = resolveRoute(options.roster, value.model);
     const provider = options.providers.get(route.provider);
     if (!provider) throw new Error(`roster names provider "${route.provider}" that the tables lack`); // the build forbids this
+    record.provider = provider.id;
     if (provider.missingKeyEnv) {
       throw gatewayError('provider_not_configured', `The provider "${provider.id}" is not configured: set ${provider.missingKeyEnv} on the gateway.`, {
         provider: provider.id,
       });
     }
-    const streamed = value.stream === true;
     const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel });
-    const call = callUpstream(provider, upstreamBody, String(res.locals['requestId']), streamed);
-    // A caller that leaves stops the provider's work (and its bill) at once.
+    const sentAt = performance.now();
+    const call = callUpstream(provider, upstreamBody, record.requestId, record.stream);
+    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once.
     res.once('close', () => {
       if (!res.writableFinished) call.abort();
     });
-    const reply = await call.reply;
-    if (reply.status < 200 || reply.status >= 300) throw await readProviderError(provider, reply, options.errors);
-    if (streamed) {
-      if (!isEventStream(reply)) {
-        reply.body.destroy();
-        throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered a streamed request with ${String(reply.headers['content-type']).slice(0, 60)}, not an event stream.`, {
+    const stopOnShutdown = lifecycle.onForcedStop(() => call.abort());
+    try {
+      const reply = await call.reply;
+      record.upstreamHeadersMs = round(performance.now() - sentAt);
+      if (reply.status < 200 || reply.status >= 300) throw await readProviderError(provider, reply, options.errors);
+      if (record.stream) {
+        if (!isEventStream(reply)) {
+          reply.body.destroy();
+          throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered a streamed request with ${String(reply.headers['content-type']).slice(0, 60)}, not an event stream.`, {
+            provider: provider.id,
+            providerStatus: reply.status,
+          });
+        }
+        await relayStream({
+          provider,
+          reply,
+          res,
+          routingModel: value.model,
+          maxEventChars: options.maxUpstreamBodyBytes,
+          stopping: () => lifecycle.forced,
+          record,
+        });
+        return;
+      }
+      const answer = await readUpstreamBody(provider, reply, options.maxUpstreamBodyBytes);
+      const translated = answer === undefined ? undefined : provider.dialect.readResponse(answer, value.model);
+      if (!translated) {
+        throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
           provider: provider.id,
           providerStatus: reply.status,
         });
       }
-      await relayStream({ provider, reply, res, routingModel: value.model, maxEventChars: options.maxUpstreamBodyBytes });
-      return;
+      record.usage = translated.usage;
+      res.status(reply.status);
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('content-length', Buffer.byteLength(translated.text));
+      res.end(translated.text);
+    } catch (error) {
+      if (lifecycle.forced) throw gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: provider.id });
+      throw error;
+    } finally {
+      stopOnShutdown();
     }
-
-    const answer = await readUpstreamBody(provider, reply, options.maxUpstreamBodyBytes);
-    const translated = answer === undefined ? undefined : provider.dialect.readResponse(answer, value.model);
-    if (!translated) {
-      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
-        provider: provider.id,
-        providerStatus: reply.status,
-      });
-    }
-    res.status(reply.status);
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('content-length', Buffer.byteLength(translated.text));
-    res.end(translated.text);
   };
 }
 

@@ -9,6 +9,7 @@ export const GATEWAY_ERRORS = {
   invalid_request: { status: 400, type: 'invalid_request_error', code: 'invalid_request', retry: false },
   missing_provider_prefix: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
   unknown_model: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
+  unauthorized: { status: 401, type: 'authentication_error', code: 'invalid_api_key', retry: false },
   not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
   request_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', retry: false },
@@ -16,11 +17,14 @@ export const GATEWAY_ERRORS = {
   internal_error: { status: 500, type: 'server_error', code: 'internal_error', retry: false },
   provider_not_configured: { status: 500, type: 'server_error', code: 'provider_not_configured', retry: false },
   upstream_unreachable: { status: 502, type: 'server_error', code: 'upstream_unreachable', retry: true },
+  upstream_connect_timeout: { status: 502, type: 'server_error', code: 'upstream_connect_timeout', retry: true },
   upstream_timeout: { status: 502, type: 'server_error', code: 'upstream_timeout', retry: true },
   invalid_upstream_response: { status: 502, type: 'server_error', code: 'invalid_upstream_response', retry: true },
   // Streams: sent as the final event after the 200, so `status` only says what they would be before it.
   upstream_stream_interrupted: { status: 502, type: 'server_error', code: 'upstream_stream_interrupted', retry: true },
   upstream_stream_timeout: { status: 502, type: 'server_error', code: 'upstream_stream_timeout', retry: true },
+  // Draining past SHUTDOWN_GRACE_MS: another instance can take the retry.
+  shutting_down: { status: 503, type: 'server_error', code: 'shutting_down', retry: true },
 } as const satisfies Record<string, { status: number; type: string; code: string; retry: boolean }>;
 
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;

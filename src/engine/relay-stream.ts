@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Usage } from '../generated/types/usage.js';
 import { gatewayError, type GatewayError } from './gateway-error.js';
+import { round, type RequestRecord } from './request-log.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { sseError } from './sse-format.js';
 import { SseEventTooLargeError, SseParser } from './sse-parser.js';
@@ -9,19 +9,16 @@ import type { UpstreamReply } from './upstream.js';
 /** How long to wait for the provider to finish its response after its end marker. */
 const DRAIN_AFTER_END_MS = 1000;
 
-/** How a relayed stream ended, for the request log. */
-export interface StreamOutcome {
-  readonly end: 'done' | 'provider_error' | 'interrupted' | 'timeout' | 'invalid' | 'caller_left';
-  readonly usage: Usage | null;
-  readonly firstEventAt: number | null;
-}
-
 export interface RelayOptions {
   readonly provider: RuntimeProvider;
   readonly reply: UpstreamReply;
   readonly res: ServerResponse;
   readonly routingModel: string;
   readonly maxEventChars: number;
+  /** True once a drain has run out of grace: the stream ends with shutting_down. */
+  readonly stopping: () => boolean;
+  /** Filled as the stream goes (first event, usage, final error), so the log line is right whenever it is written. */
+  readonly record: RequestRecord;
 }
 
 /** The provider's 200 answer must be an event stream before the gateway commits to one. */
@@ -35,7 +32,7 @@ export function isEventStream(reply: UpstreamReply): boolean {
  * while the caller is slow (backpressure), and the idle limit counts only while reading. Every way
  * the stream can end without the provider's end marker leaves the caller one final error event.
  */
-export async function relayStream({ provider, reply, res, routingModel, maxEventChars }: RelayOptions): Promise<StreamOutcome> {
+export async function relayStream({ provider, reply, res, routingModel, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -52,9 +49,7 @@ export async function relayStream({ provider, reply, res, routingModel, maxEvent
     reply.body.destroy();
   };
   let idle = setTimeout(onIdle, idleMs);
-  let usage: Usage | null = null;
-  let firstEventAt: number | null = null;
-  let ended: StreamOutcome['end'] | null = null;
+  let ended = false;
 
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
@@ -64,9 +59,10 @@ export async function relayStream({ provider, reply, res, routingModel, maxEvent
       for (const message of parser.push(chunk)) {
         const step = translator.translate(message);
         frames += step.frames;
-        if (step.usage) usage = step.usage;
+        if (step.usage) record.usage = step.usage;
         if (step.end) {
-          ended = step.end === 'done' ? 'done' : 'provider_error';
+          ended = true;
+          if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.
           clearTimeout(idle);
           idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
@@ -74,35 +70,39 @@ export async function relayStream({ provider, reply, res, routingModel, maxEvent
         }
       }
       if (frames !== '') {
-        firstEventAt ??= performance.now();
+        record.firstEventMs ??= round(performance.now() - record.startedAt);
         if (!res.write(frames) && !ended) {
           clearTimeout(idle);
-          if (!(await drained(res))) return { end: 'caller_left', usage, firstEventAt };
+          if (!(await drained(res))) return;
           idle = setTimeout(onIdle, idleMs);
         }
       }
       if (ended) res.end();
     }
     parser.end();
-    if (ended) return { end: ended, usage, firstEventAt };
-    return finish(res, interrupted(provider, 'closed the stream before its end marker'), 'interrupted', usage, firstEventAt);
+    if (!ended) finish(res, record, interrupted(provider, 'closed the stream before its end marker'));
   } catch (error) {
-    if (res.destroyed) return { end: ended ?? 'caller_left', usage, firstEventAt };
-    if (ended) return { end: ended, usage, firstEventAt };
+    if (res.destroyed || ended) return;
+    if (stopping()) {
+      finish(res, record, gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id }));
+      return;
+    }
     if (idleFired) {
       const timeout = gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${idleMs} ms (stream_idle_timeout_ms).`, {
         provider: provider.id,
       });
-      return finish(res, timeout, 'timeout', usage, firstEventAt);
+      finish(res, record, timeout);
+      return;
     }
     if (error instanceof SseEventTooLargeError) {
       reply.body.destroy();
       const invalid = gatewayError('invalid_upstream_response', `The provider "${provider.id}" sent an event larger than ${maxEventChars} characters.`, {
         provider: provider.id,
       });
-      return finish(res, invalid, 'invalid', usage, firstEventAt);
+      finish(res, record, invalid);
+      return;
     }
-    return finish(res, interrupted(provider, 'broke the connection mid-stream'), 'interrupted', usage, firstEventAt);
+    finish(res, record, interrupted(provider, 'broke the connection mid-stream'));
   } finally {
     clearTimeout(idle);
   }
@@ -112,9 +112,10 @@ function interrupted(provider: RuntimeProvider, what: string): GatewayError {
   return gatewayError('upstream_stream_interrupted', `The provider "${provider.id}" ${what}; the answer is incomplete.`, { provider: provider.id });
 }
 
-function finish(res: ServerResponse, error: GatewayError, end: StreamOutcome['end'], usage: Usage | null, firstEventAt: number | null): StreamOutcome {
+/** Ends the stream with the gateway's final error event. */
+function finish(res: ServerResponse, record: RequestRecord, error: GatewayError): void {
+  record.gatewayCode = error.body.gateway_code;
   if (!res.destroyed) res.end(sseError(error.body));
-  return { end, usage, firstEventAt };
 }
 
 /** Resolves true when the caller has taken the buffered data, false when it went away instead. */

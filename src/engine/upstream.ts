@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { RequestError } from 'got';
+import { RequestError, TimeoutError } from 'got';
 import { gatewayError, type GatewayError } from './gateway-error.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 
@@ -23,11 +23,12 @@ export interface UpstreamCall {
  * response headers for a streamed one (the stream has its own idle limit).
  */
 export function callUpstream(provider: RuntimeProvider, body: string, requestId: string, streamed: boolean): UpstreamCall {
-  const timeoutMs = provider.table.timeoutMs;
+  const { timeoutMs, connectTimeoutMs } = provider.table;
+  const connect = { connect: connectTimeoutMs, secureConnect: connectTimeoutMs };
   const request = provider.client.stream.post(provider.dialect.chatPath, {
     body,
     headers: { 'x-request-id': requestId },
-    timeout: streamed ? { response: timeoutMs } : { request: timeoutMs },
+    timeout: streamed ? { ...connect, response: timeoutMs } : { ...connect, request: timeoutMs },
   });
   // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
   request.on('error', () => {});
@@ -43,6 +44,14 @@ export function callUpstream(provider: RuntimeProvider, body: string, requestId:
 /** A failure of the transport (not an HTTP status) as the gateway's envelope. */
 export function upstreamFailure(provider: RuntimeProvider, error: Error): GatewayError {
   const code = error instanceof RequestError ? error.code : undefined;
+  const timedOutAt = error instanceof TimeoutError ? error.event : undefined;
+  if (timedOutAt === 'connect' || timedOutAt === 'secureConnect') {
+    return gatewayError(
+      'upstream_connect_timeout',
+      `The provider "${provider.id}" did not complete a connection within ${provider.table.connectTimeoutMs} ms (connect_timeout_ms).`,
+      { provider: provider.id },
+    );
+  }
   if (code === 'ETIMEDOUT') {
     return gatewayError('upstream_timeout', `The provider "${provider.id}" did not answer within ${provider.table.timeoutMs} ms (timeout_ms).`, {
       provider: provider.id,

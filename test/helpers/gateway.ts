@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 
@@ -11,7 +12,13 @@ export const PROVIDER_KEY = 'sk-provider-key-for-tests-7f3a';
 export interface RunningGateway {
   /** http://127.0.0.1:PORT */
   readonly origin: string;
+  /** Every line the gateway logged, raw, in order. */
+  readonly logLines: string[];
+  /** The `msg` of every warning logged. */
   readonly warnings: string[];
+  /** The log lines of finished requests, parsed. */
+  requestLogs(): Record<string, unknown>[];
+  drain(graceMs: number): Promise<{ forcedStops: number }>;
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
 }
@@ -23,27 +30,36 @@ export interface GatewayTestOptions {
   readonly env?: Record<string, string>;
   readonly maxBodyBytes?: number;
   readonly maxUpstreamBodyBytes?: number;
+  readonly callerKeys?: readonly string[];
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
 export async function startGateway(options: GatewayTestOptions = {}): Promise<RunningGateway> {
   const compiled = compileRoutes(options.routes ?? GATEWAY_ROUTES);
   if (!compiled.ok) throw new Error(`test routes do not compile: ${JSON.stringify(compiled.problems)}`);
-  const warnings: string[] = [];
+  const logLines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
   const upstream = options.upstreamOrigin ?? 'http://127.0.0.1:9';
   const gateway = createGateway(compiled.tables, {
     env: { MOCK_BASE_URL: `${upstream}/v1`, MOCK_API_KEY: PROVIDER_KEY, ...options.env },
     version: '0.0.0-test',
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
-    warn: (message) => warnings.push(message),
+    callerKeys: options.callerKeys ?? [],
+    logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const parsed = () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     origin,
-    warnings,
+    logLines,
+    get warnings() {
+      return parsed().filter((line) => line['level'] === 40).map((line) => String(line['msg']));
+    },
+    requestLogs: () => parsed().filter((line) => line['msg'] === 'request'),
+    drain: (graceMs) => gateway.drain(graceMs),
     post: (body, headers = {}) =>
       fetch(`${origin}/v1/chat/completions`, {
         method: 'POST',

@@ -1,0 +1,65 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long forced requests get to write their final answer once the grace period is over. */
+const FINAL_WORDS_MS = 2000;
+
+/**
+ * In-flight requests and the drain on shutdown: while draining, health says so and responses close
+ * their connections; requests still running when the grace period ends are told to stop, and each
+ * answers `shutting_down` (a final event for a stream).
+ */
+export class Lifecycle {
+  #draining = false;
+  #forced = false;
+  #inFlight = 0;
+  #whenIdle: (() => void)[] = [];
+  readonly #forceHooks = new Set<() => void>();
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** True once the grace period is over and in-flight requests are being stopped. */
+  get forced(): boolean {
+    return this.#forced;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  track(res: ServerResponse): void {
+    this.#inFlight++;
+    res.once('close', () => {
+      this.#inFlight--;
+      if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+    });
+  }
+
+  /** Registers what stops one request when the grace period ends; returns the unregister function. */
+  onForcedStop(hook: () => void): () => void {
+    this.#forceHooks.add(hook);
+    return () => this.#forceHooks.delete(hook);
+  }
+
+  /** Lets in-flight requests finish for up to `graceMs`, then stops the rest. Resolves when none is left (or gave up). */
+  async drain(graceMs: number): Promise<{ forcedStops: number }> {
+    this.#draining = true;
+    if (await this.#idleWithin(graceMs)) return { forcedStops: 0 };
+    this.#forced = true;
+    const forcedStops = this.#forceHooks.size;
+    for (const hook of [...this.#forceHooks]) hook();
+    await this.#idleWithin(FINAL_WORDS_MS);
+    return { forcedStops };
+  }
+
+  async #idleWithin(ms: number): Promise<boolean> {
+    if (this.#inFlight === 0) return true;
+    const idle = new Promise<true>((resolve) => this.#whenIdle.push(() => resolve(true)));
+    const timer = new AbortController();
+    const result = await Promise.race([idle, sleep(ms, false, { signal: timer.signal }).catch(() => false as const)]);
+    timer.abort();
+    return result;
+  }
+}

@@ -1,0 +1,70 @@
+import type { RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { Usage } from '../generated/types/usage.js';
+
+/** What one request's log line says. Never a key, never message content. */
+export interface RequestRecord {
+  readonly requestId: string;
+  readonly startedAt: number;
+  model: string | null;
+  provider: string | null;
+  stream: boolean;
+  gatewayCode: string | null;
+  /** From sending upstream to the provider's response headers. */
+  upstreamHeadersMs: number | null;
+  /** From the request's arrival to the first event relayed. */
+  firstEventMs: number | null;
+  usage: Usage | null;
+}
+
+export function recordOf(res: Response): RequestRecord {
+  return res.locals['record'] as RequestRecord;
+}
+
+/** Starts the record (and the request id) for every request, and writes one JSON line when it closes. */
+export function requestLog(logger: Logger, requestId: (callerValue: string | string[] | undefined) => string): RequestHandler {
+  return (req, res, next) => {
+    const record: RequestRecord = {
+      requestId: requestId(req.headers['x-request-id']),
+      startedAt: performance.now(),
+      model: null,
+      provider: null,
+      stream: false,
+      gatewayCode: null,
+      upstreamHeadersMs: null,
+      firstEventMs: null,
+      usage: null,
+    };
+    res.locals['record'] = record;
+    res.setHeader('x-request-id', record.requestId);
+    res.once('close', () => {
+      const usage = record.usage;
+      logger.info(
+        {
+          request_id: record.requestId,
+          method: req.method,
+          path: req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path,
+          model: record.model,
+          provider: record.provider,
+          stream: record.stream,
+          status: res.statusCode,
+          gateway_code: record.gatewayCode,
+          completed: res.writableFinished,
+          duration_ms: round(performance.now() - record.startedAt),
+          upstream_headers_ms: record.upstreamHeadersMs,
+          first_event_ms: record.firstEventMs,
+          prompt_tokens: usage?.prompt_tokens ?? null,
+          completion_tokens: usage?.completion_tokens ?? null,
+          cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? null,
+          reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? null,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+export function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

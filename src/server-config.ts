@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+/** Everything the process is told through its environment, checked once at start-up. */
+export interface ServerConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly maxBodyBytes: number;
+  readonly maxUpstreamBodyBytes: number;
+  /** A caller must send its request headers within this (slowloris). */
+  readonly headersTimeoutMs: number;
+  /** A caller must send its whole request (headers and body) within this. */
+  readonly requestTimeoutMs: number;
+  /** Idle keep-alive connections are kept this long: longer than a load balancer's idle timeout. */
+  readonly keepAliveTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+  /** Caller keys; empty means anonymous. */
+  readonly callerKeys: readonly string[];
+  readonly workers: number;
+  readonly logLevel: string;
+}
+
+/** A start-up refusal, printed as one line on stderr. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const CONFIG_DEFAULTS = {
+  port: 8080,
+  host: '127.0.0.1',
+  maxBodyBytes: 16 * 1024 * 1024,
+  maxUpstreamBodyBytes: 64 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+  shutdownGraceMs: 30_000,
+  logLevel: 'info',
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function readServerConfig(env: Env): ServerConfig {
+  const host = env['HOST'] || CONFIG_DEFAULTS.host;
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', CONFIG_DEFAULTS.headersTimeoutMs, 1);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', CONFIG_DEFAULTS.requestTimeoutMs, 1);
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
+  const callerKeys = readCallerKeys(env);
+  if (callerKeys.length === 0 && !isLoopback(host) && env['GATEWAY_ALLOW_ANONYMOUS'] !== 'true') {
+    throw new ConfigError(
+      `refusing to serve anonymously on ${host}: set GATEWAY_API_KEYS or GATEWAY_API_KEYS_FILE, bind HOST to loopback, or set GATEWAY_ALLOW_ANONYMOUS=true`,
+    );
+  }
+  const logLevel = env['LOG_LEVEL'] || CONFIG_DEFAULTS.logLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port: integer(env, 'PORT', CONFIG_DEFAULTS.port, 0, 65_535),
+    host,
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1),
+    maxUpstreamBodyBytes: integer(env, 'MAX_UPSTREAM_BODY_BYTES', CONFIG_DEFAULTS.maxUpstreamBodyBytes, 1),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0),
+    callerKeys,
+    workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),
+    logLevel,
+  };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: the only addresses served without caller keys by default. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(bare);
+}
+
+function readCallerKeys(env: Env): string[] {
+  const inline = env['GATEWAY_API_KEYS'];
+  const file = env['GATEWAY_API_KEYS_FILE'];
+  if (inline && file) throw new ConfigError('set GATEWAY_API_KEYS or GATEWAY_API_KEYS_FILE, not both');
+  let keys: string[] = [];
+  if (inline) keys = inline.split(',').map((key) => key.trim());
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`cannot read GATEWAY_API_KEYS_FILE ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    keys = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => !line.startsWith('#'));
+  }
+  keys = keys.filter((key) => key !== '');
+  // A key with white space or control characters could never arrive intact in a Bearer header.
+  if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
+  return keys;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 40))}`);
+  }
+  return value;
+}

@@ -1,0 +1,44 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { CONFIG_DEFAULTS, ConfigError, isLoopback, readServerConfig } from '../src/server-config.js';
+
+t.test('defaults: loopback, port 8080, anonymous, keep-alive longer than a load balancer idle timeout', async (t) => {
+  const config = readServerConfig({});
+  t.match(config, { host: '127.0.0.1', port: 8080, callerKeys: [], workers: 1, shutdownGraceMs: 30_000, logLevel: 'info' });
+  t.ok(config.keepAliveTimeoutMs > 60_000);
+  t.ok(config.headersTimeoutMs <= 10_000 && config.requestTimeoutMs <= 30_000, 'a slow sender loses its socket within seconds');
+  t.equal(CONFIG_DEFAULTS.port, 8080);
+});
+
+t.test('GATEWAY_API_KEYS is comma-separated, trimmed', async (t) => {
+  t.same(readServerConfig({ GATEWAY_API_KEYS: ' a1 , b2,,c3 ' }).callerKeys, ['a1', 'b2', 'c3']);
+});
+
+t.test('GATEWAY_API_KEYS_FILE: one key per line, comments and blank lines ignored, CRLF and spaces trimmed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+  const file = join(dir, 'keys');
+  writeFileSync(file, '# ops keys\r\n  key-one  \r\n\r\nkey-two\n   # old key removed\nkey-three');
+  t.same(readServerConfig({ GATEWAY_API_KEYS_FILE: file }).callerKeys, ['key-one', 'key-two', 'key-three']);
+  t.throws(() => readServerConfig({ GATEWAY_API_KEYS_FILE: join(dir, 'missing') }), /cannot read GATEWAY_API_KEYS_FILE/);
+  t.throws(() => readServerConfig({ GATEWAY_API_KEYS_FILE: file, GATEWAY_API_KEYS: 'x' }), ConfigError);
+});
+
+t.test('anonymous only on loopback unless GATEWAY_ALLOW_ANONYMOUS=true', async (t) => {
+  for (const host of ['127.0.0.1', '127.10.0.3', '::1', '[::1]', 'localhost', 'LOCALHOST']) t.ok(isLoopback(host), host);
+  for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', '128.0.0.1']) t.notOk(isLoopback(host), host);
+  t.throws(() => readServerConfig({ HOST: '0.0.0.0' }), /refusing to serve anonymously on 0\.0\.0\.0/);
+  t.equal(readServerConfig({ HOST: '0.0.0.0', GATEWAY_ALLOW_ANONYMOUS: 'true' }).host, '0.0.0.0');
+  t.equal(readServerConfig({ HOST: '0.0.0.0', GATEWAY_API_KEYS: 'k' }).host, '0.0.0.0');
+});
+
+t.test('bad values are refused with the variable named', async (t) => {
+  t.throws(() => readServerConfig({ PORT: 'eighty' }), /PORT must be an integer/);
+  t.throws(() => readServerConfig({ PORT: '70000' }), /PORT/);
+  t.throws(() => readServerConfig({ MAX_BODY_BYTES: '-1' }), /MAX_BODY_BYTES/);
+  t.throws(() => readServerConfig({ HEADERS_TIMEOUT_MS: '50000', REQUEST_TIMEOUT_MS: '1000' }), /HEADERS_TIMEOUT_MS must not exceed/);
+  t.throws(() => readServerConfig({ LOG_LEVEL: 'verbose' }), /LOG_LEVEL/);
+  t.throws(() => readServerConfig({ GATEWAY_API_KEYS: 'has space' }), /white space/);
+  t.ok(readServerConfig({ WORKERS: 'auto' }).workers >= 1);
+});
