@@ -54,3 +54,13 @@ t.test('every response carries an x-request-id; an unsafe caller id is replaced'
   const replaced = await fetch(`${gateway.origin}/health`, { headers: { 'x-request-id': `evil value ${'x'.repeat(300)}` } });
   t.match(replaced.headers.get('x-request-id'), /^req_[0-9a-f]{32}$/);
 });
+
+t.test('while draining, /health answers 503 draining and responses close their connection', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  t.same(await gateway.drain(0), { forcedStops: 0 });
+  const response = await fetch(`${gateway.origin}/health`);
+  t.equal(response.status, 503);
+  t.match(await response.json(), { status: 'draining', version: '0.0.0-test' });
+  t.equal(response.headers.get('connection'), 'close');
+});
