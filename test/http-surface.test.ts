@@ -7,7 +7,7 @@ t.test('GET /health reports status, version and the roster it serves', async (t)
   const response = await fetch(`${gateway.origin}/health`);
   t.equal(response.status, 200);
   const body = (await response.json()) as Record<string, unknown>;
-  t.match(body, { status: 'ok', version: '0.0.0-test', models: 6, routes_sha256: /^[0-9a-f]{64}$/ });
+  t.match(body, { status: 'ok', version: '0.0.0-test', models: 7, routes_sha256: /^[0-9a-f]{64}$/ });
 });
 
 t.test('there is no model list, and unknown paths are JSON 404s, never HTML', async (t) => {

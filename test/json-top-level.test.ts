@@ -1,5 +1,5 @@
 import t from 'tap';
-import { scanTopLevel, setTopLevelString } from '../src/engine/json-top-level.js';
+import { editTopLevel, scanTopLevel, setTopLevelString } from '../src/engine/json-top-level.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   const scan = scanTopLevel(text);
@@ -30,4 +30,17 @@ t.test('refuses what is not one JSON object', async (t) => {
   for (const text of ['', '[]', '"x"', '1', '{"a":1', '{"a" 1}', '{"a":1}}', '{"a":1} x', '{a:1}', '{"a":}', '{"a":"unterminated}']) {
     t.equal(scanTopLevel(text), undefined, JSON.stringify(text));
   }
+});
+
+t.test('editTopLevel removes and adds keys in one pass, keeping the rest as written', async (t) => {
+  const edit = (text: string, edits: [string, string | undefined][]) => editTopLevel(text, scanTopLevel(text)!, new Map(edits));
+  t.equal(edit('{"a":1,"usage":null,"b":2}', [['usage', undefined]]), '{"a":1,"b":2}');
+  t.equal(edit('{"usage":null, "b":2}', [['usage', undefined]]), '{ "b":2}');
+  t.equal(edit('{"a":1,"usage":null}', [['usage', undefined]]), '{"a":1}');
+  t.equal(edit('{"usage":null}', [['usage', undefined]]), '{}');
+  t.equal(edit('{"usage":1,"usage":2,"x":3}', [['usage', undefined]]), '{"x":3}');
+  t.equal(edit('{ "a" : 1 ,\n "b":2 }', [['b', '"B"']]), '{ "a" : 1 ,\n "b":"B" }');
+  t.equal(edit('{"a":1}', [['stream_options', '{"include_usage":true}']]), '{"stream_options":{"include_usage":true},"a":1}');
+  t.equal(edit('{}', [['k', 'true']]), '{"k":true}');
+  t.equal(edit('{"usage":null,"a":1}', [['usage', undefined], ['model', '"m"']]), '{"model":"m","a":1}');
 });

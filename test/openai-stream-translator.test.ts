@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createOpenAIStreamTranslator } from '../src/dialects/openai-stream.js';
 
-function translate(data: string) {
-  const translator = createOpenAIStreamTranslator({ routingModel: 'mock/gpt-4o', providerId: 'mock' });
+function translate(data: string, hideUsage = false) {
+  const translator = createOpenAIStreamTranslator({ routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage });
   return translator.translate({ kind: 'event', event: undefined, data, id: undefined });
 }
 
@@ -38,4 +38,16 @@ t.test('a top-level error ends the stream with the envelope; a nested "error" do
   const nested = translate('{"model":"up","choices":[{"delta":{"content":"x"},"finish_reason":"stop","error":null}]}');
   t.equal(nested.end, undefined);
   t.equal(nested.frames, 'data: {"model":"mock/gpt-4o","choices":[{"delta":{"content":"x"},"finish_reason":"stop","error":null}]}\n\n');
+});
+
+t.test('usage the caller did not ask for is hidden, but still reported to the engine', async (t) => {
+  const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
+  const usageOnly = translate(`{"id":"a","model":"up","choices":[],"usage":${JSON.stringify(usage)}}`, true);
+  t.equal(usageOnly.frames, '', 'the usage-only chunk is dropped');
+  t.same(usageOnly.usage, usage);
+  t.equal(translate('{"id":"a","model":"up","choices":[{"delta":{"content":"x"}}],"usage":null}', true).frames, 'data: {"id":"a","model":"mock/gpt-4o","choices":[{"delta":{"content":"x"}}]}\n\n', 'usage: null is removed');
+  const lastWithUsage = translate(`{"model":"up","choices":[{"delta":{},"finish_reason":"stop"}],"usage":${JSON.stringify(usage)}}`, true);
+  t.equal(lastWithUsage.frames, 'data: {"model":"mock/gpt-4o","choices":[{"delta":{},"finish_reason":"stop"}]}\n\n', 'usage on a content chunk is removed, the chunk kept');
+  t.same(lastWithUsage.usage, usage);
+  t.equal(translate('{"model":"up","choices":[]}', true).frames, 'data: {"model":"mock/gpt-4o","choices":[]}\n\n', 'an empty-choices chunk without usage is not the usage chunk');
 });

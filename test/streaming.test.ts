@@ -221,3 +221,40 @@ t.test('a slow caller makes the gateway stop reading (backpressure), and that pa
   t.equal(events.last, 'data: [DONE]', 'the stream completed: pausing for a slow caller is not an idle provider');
   t.ok(events.count > 1000);
 });
+
+/** A provider that streams as OpenAI does with include_usage: usage null on every chunk, then a usage-only chunk. */
+function usageAwareProvider(res: ServerResponse, body: string) {
+  const request = JSON.parse(body) as { stream_options?: { include_usage?: boolean } };
+  const withUsage = request.stream_options?.include_usage === true;
+  const extra = withUsage ? { usage: null } : {};
+  const events: unknown[] = [chunk('gpt-4o-2024-11-20', { content: 'Hi' }, extra), chunk('gpt-4o-2024-11-20', { content: '!' }, extra)];
+  if (withUsage) events.push({ ...chunk('gpt-4o-2024-11-20', {}), choices: [], usage: { prompt_tokens: 8, completion_tokens: 2, total_tokens: 10 } });
+  startEventStream(res);
+  res.end(sseBody(events));
+}
+
+t.test('the gateway asks for usage; a caller that did not ask sees exactly what it would have seen', async (t) => {
+  const { gateway, upstream } = await withStream(t, usageAwareProvider);
+  const data = await readDataEvents(await gateway.post({ ...ask, stream_options: { include_obfuscation: false } }, { 'x-request-id': 'usage-1' }));
+  t.same(JSON.parse(upstream.requests[0]!.body).stream_options, { include_obfuscation: false, include_usage: true }, 'asked upstream, the caller’s other options kept');
+  t.equal(data.length, 3, 'two chunks and [DONE]: no usage-only chunk');
+  for (const event of data.slice(0, 2)) t.notOk('usage' in (JSON.parse(event) as object), 'no usage field added');
+  t.same(JSON.parse(data[0]!), { ...chunk('gpt-4o-2024-11-20', { content: 'Hi' }), model: 'mock/gpt-4o' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'usage-1'), { prompt_tokens: 8, completion_tokens: 2 }, 'and the gateway counted the tokens');
+});
+
+t.test('a caller that asked for usage gets the provider’s usage chunk unchanged', async (t) => {
+  const { gateway, upstream } = await withStream(t, usageAwareProvider);
+  const data = await readDataEvents(await gateway.post({ ...ask, stream_options: { include_usage: true } }));
+  t.equal(upstream.requests[0]!.body, JSON.stringify({ ...ask, model: 'gpt-4o-2024-11-20', stream_options: { include_usage: true } }), 'the request went up untouched but for model');
+  t.equal(data.length, 4);
+  t.match(JSON.parse(data[0]!), { usage: null });
+  t.match(JSON.parse(data[2]!), { choices: [], usage: { prompt_tokens: 8 }, model: 'mock/gpt-4o' });
+});
+
+t.test('stream_usage: false leaves the caller’s stream_options alone', async (t) => {
+  const { gateway, upstream } = await withStream(t, usageAwareProvider);
+  await (await gateway.post({ ...ask, model: 'nousage/model' })).text();
+  t.equal(upstream.requests[0]!.body, JSON.stringify({ ...ask, model: 'model' }));
+});

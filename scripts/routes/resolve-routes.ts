@@ -24,6 +24,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      streamUsage: entry.stream_usage ?? defaults.stream_usage ?? true,
       errors: resolveErrorRules(entry.errors ?? {}),
     };
   }

@@ -10,6 +10,8 @@ export interface OutgoingCall {
   /** The same body, parsed and checked against the request schema. */
   readonly body: ChatCompletionRequest;
   readonly upstreamModel: string;
+  /** Ask the provider to report usage in the stream although the caller did not (the gateway counts tokens). */
+  readonly requestStreamUsage: boolean;
 }
 
 /** A non-streamed answer translated for the caller. */
@@ -38,6 +40,8 @@ export interface StreamTranslator {
 export interface StreamContext {
   readonly routingModel: string;
   readonly providerId: string;
+  /** The gateway asked for usage the caller did not: the caller must not see it. */
+  readonly hideUsage: boolean;
 }
 
 /**

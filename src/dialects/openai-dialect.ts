@@ -1,5 +1,5 @@
 import type { Usage } from '../generated/types/usage.js';
-import { scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
+import { editTopLevel, scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
 import type { Dialect } from './dialect.js';
 import { createOpenAIStreamTranslator } from './openai-stream.js';
 
@@ -10,11 +10,14 @@ import { createOpenAIStreamTranslator } from './openai-stream.js';
 export const openaiDialect: Dialect = {
   chatPath: 'chat/completions',
 
-  buildRequestBody({ text, upstreamModel }) {
+  buildRequestBody({ text, body, upstreamModel, requestStreamUsage }) {
     const scan = scanTopLevel(text);
     // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
     if (!scan) throw new Error('request body is not a JSON object');
-    return setTopLevelString(text, scan, 'model', upstreamModel);
+    const edits = new Map([['model', JSON.stringify(upstreamModel)]]);
+    // The caller's other stream_options fields are kept; only include_usage is set.
+    if (requestStreamUsage) edits.set('stream_options', JSON.stringify({ ...body.stream_options, include_usage: true }));
+    return editTopLevel(text, scan, edits);
   },
 
   readResponse(text, routingModel) {

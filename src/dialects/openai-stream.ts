@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { Usage } from '../generated/types/usage.js';
-import { replaceSpan, scanTopLevel, setTopLevelString, topLevelValueAt } from '../engine/json-top-level.js';
+import { editTopLevel, replaceSpan, scanTopLevel, setTopLevelString, topLevelValueAt } from '../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
 
@@ -10,7 +10,7 @@ const CONTINUE: StreamStep = { frames: '' };
  * OpenAI-compatible chunks go through as they came, with `model` rewritten in place: one scan per
  * event, no parse or serialise, except for the rare events that carry an error or usage.
  */
-export function createOpenAIStreamTranslator({ routingModel, providerId }: StreamContext): StreamTranslator {
+export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsage }: StreamContext): StreamTranslator {
   const encodedModel = JSON.stringify(routingModel);
   return {
     translate(message) {
@@ -28,11 +28,20 @@ export function createOpenAIStreamTranslator({ routingModel, providerId }: Strea
       // Not a JSON object: nothing to rewrite, and the caller may know what it is.
       if (!scan) return data === '' ? CONTINUE : { frames: sseData(data) };
       if (scan.keys.includes('error')) return { frames: sseError(streamErrorBody(data, providerId)), end: 'error' };
-      const frames = sseData(setTopLevelString(data, scan, 'model', routingModel));
       const usageIndex = scan.keys.lastIndexOf('usage');
-      if (usageIndex < 0) return { frames };
-      const usageSpan = scan.values[usageIndex]!;
-      const usage = parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined;
+      const usageSpan = usageIndex < 0 ? undefined : scan.values[usageIndex]!;
+      const usage = usageSpan ? (parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined) : undefined;
+      if (!hideUsage) {
+        const frames = sseData(setTopLevelString(data, scan, 'model', routingModel));
+        return usage ? { frames, usage } : { frames };
+      }
+      // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
+      const choicesIndex = scan.keys.indexOf('choices');
+      const choices = choicesIndex < 0 ? '' : data.slice(scan.values[choicesIndex]!.start, scan.values[choicesIndex]!.end);
+      if (usageSpan && /^\[\s*\]$/.test(choices)) return usage ? { frames: '', usage } : CONTINUE;
+      const edits = new Map<string, string | undefined>([['model', encodedModel]]);
+      if (usageSpan) edits.set('usage', undefined);
+      const frames = sseData(editTopLevel(data, scan, edits));
       return usage ? { frames, usage } : { frames };
     },
   };

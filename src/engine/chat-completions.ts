@@ -44,7 +44,9 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         provider: provider.id,
       });
     }
-    const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel });
+    // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
+    const hideUsage = record.stream && provider.table.streamUsage && value.stream_options?.include_usage !== true;
+    const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel, requestStreamUsage: hideUsage });
     const sentAt = performance.now();
     const call = callUpstream(provider, upstreamBody, record.requestId, record.stream);
     // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once.
@@ -69,6 +71,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
           reply,
           res,
           routingModel: value.model,
+          hideUsage,
           maxEventChars: options.maxUpstreamBodyBytes,
           stopping: () => lifecycle.forced,
           record,

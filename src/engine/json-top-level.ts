@@ -7,6 +7,8 @@ export interface Span {
 /** The top-level keys of a JSON object text, each with the span of its value, in order. */
 export interface TopLevelScan {
   readonly keys: readonly string[];
+  /** Where each key's opening quote stands. */
+  readonly keyStarts: readonly number[];
   readonly values: readonly Span[];
   /** Index just after the opening brace, for inserting a key. */
   readonly bodyStart: number;
@@ -25,13 +27,15 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
   if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
   const bodyStart = i + 1;
   const keys: string[] = [];
+  const keyStarts: number[] = [];
   const values: Span[] = [];
   i = skipSpace(text, bodyStart);
-  if (text.charCodeAt(i) === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, values, bodyStart } : undefined;
+  if (text.charCodeAt(i) === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
   for (;;) {
     if (text.charCodeAt(i) !== QUOTE) return undefined;
     const keyEnd = stringEnd(text, i);
     if (keyEnd < 0) return undefined;
+    const keyStart = i;
     const rawKey = text.slice(i + 1, keyEnd - 1);
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
@@ -39,10 +43,11 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
     const end = valueEnd(text, start);
     if (end < 0) return undefined;
     keys.push(rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey);
+    keyStarts.push(keyStart);
     values.push({ start, end });
     i = skipSpace(text, end);
     const separator = text.charCodeAt(i);
-    if (separator === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, values, bodyStart } : undefined;
+    if (separator === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
     if (separator !== 0x2c /* , */) return undefined;
     i = skipSpace(text, i + 1);
   }
@@ -83,19 +88,34 @@ export function replaceSpan(text: string, span: Span, json: string): string {
  * rewritten everywhere, whichever one a reader keeps), or adds it first when absent.
  */
 export function setTopLevelString(text: string, scan: TopLevelScan, key: string, value: string): string {
-  const encoded = JSON.stringify(value);
-  const spans = scan.values.filter((_, index) => scan.keys[index] === key);
-  if (spans.length === 0) {
-    const separator = scan.keys.length > 0 ? ',' : '';
-    return `${text.slice(0, scan.bodyStart)}${JSON.stringify(key)}:${encoded}${separator}${text.slice(scan.bodyStart)}`;
+  return editTopLevel(text, scan, new Map([[key, JSON.stringify(value)]]));
+}
+
+/**
+ * Edits the top level of a JSON object text in one pass. Each edit maps a key to encoded JSON (set
+ * every occurrence, or add the key first when absent) or to undefined (remove every occurrence).
+ * Everything not edited, spacing included, stays as it was.
+ */
+export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, string | undefined>): string {
+  const added: string[] = [];
+  for (const [key, json] of edits) if (json !== undefined && !scan.keys.includes(key)) added.push(`${JSON.stringify(key)}:${json}`);
+  let out = text.slice(0, scan.bodyStart) + added.join(',');
+  let wrote = added.length > 0;
+  for (let i = 0; i < scan.keys.length; i++) {
+    const key = scan.keys[i]!;
+    const edited = edits.has(key);
+    const json = edits.get(key);
+    if (edited && json === undefined) continue;
+    // What stood before this entry: the space after `{`, or the comma and space after the previous entry.
+    const before = text.slice(i === 0 ? scan.bodyStart : scan.values[i - 1]!.end, scan.keyStarts[i]);
+    const hasComma = before.includes(',');
+    out += wrote ? (hasComma ? before : `,${before}`) : hasComma ? before.replace(',', '') : before;
+    const value = scan.values[i]!;
+    out += text.slice(scan.keyStarts[i], value.start) + (edited ? json : text.slice(value.start, value.end));
+    wrote = true;
   }
-  let out = '';
-  let from = 0;
-  for (const span of spans) {
-    out += text.slice(from, span.start) + encoded;
-    from = span.end;
-  }
-  return out + text.slice(from);
+  const last = scan.values.at(-1);
+  return out + text.slice(last ? last.end : scan.bodyStart);
 }
 
 function skipSpace(text: string, i: number): number {

@@ -14,6 +14,8 @@ export interface RelayOptions {
   readonly reply: UpstreamReply;
   readonly res: ServerResponse;
   readonly routingModel: string;
+  /** The gateway asked for usage the caller did not: the translator hides it. */
+  readonly hideUsage: boolean;
   readonly maxEventChars: number;
   /** True once a drain has run out of grace: the stream ends with shutting_down. */
   readonly stopping: () => boolean;
@@ -32,7 +34,7 @@ export function isEventStream(reply: UpstreamReply): boolean {
  * while the caller is slow (backpressure), and the idle limit counts only while reading. Every way
  * the stream can end without the provider's end marker leaves the caller one final error event.
  */
-export async function relayStream({ provider, reply, res, routingModel, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
+export async function relayStream({ provider, reply, res, routingModel, hideUsage, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -41,7 +43,7 @@ export async function relayStream({ provider, reply, res, routingModel, maxEvent
   res.flushHeaders();
 
   const parser = new SseParser(maxEventChars);
-  const translator = provider.dialect.createStreamTranslator({ routingModel, providerId: provider.id });
+  const translator = provider.dialect.createStreamTranslator({ routingModel, providerId: provider.id, hideUsage });
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {
