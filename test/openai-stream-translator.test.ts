@@ -51,3 +51,21 @@ t.test('usage the caller did not ask for is hidden, but still reported to the en
   t.same(lastWithUsage.usage, usage);
   t.equal(translate('{"model":"up","choices":[]}', true).frames, 'data: {"model":"mock/gpt-4o","choices":[]}\n\n', 'an empty-choices chunk without usage is not the usage chunk');
 });
+
+t.test('the fast path for a closing "usage":null gives what the full scan gives', async (t) => {
+  const cases = [
+    '{"id":"a","model":"up","choices":[{"delta":{"content":"x"}}],"usage":null}',
+    '{"id":"a","model":"up","choices":[{"delta":{"content":"a \\"usage\\":null}"}}],"usage":null}',
+    '{"model":"up","x":{"usage":null}}',
+    '{"usage":null,"model":"up","choices":[]}',
+    '{"model":"up","usage":null} ',
+  ];
+  const expected = [
+    '{"id":"a","model":"mock/gpt-4o","choices":[{"delta":{"content":"x"}}]}',
+    '{"id":"a","model":"mock/gpt-4o","choices":[{"delta":{"content":"a \\"usage\\":null}"}}]}',
+    '{"model":"mock/gpt-4o","x":{"usage":null}}',
+    '{"model":"mock/gpt-4o","choices":[]}',
+    '{"model":"mock/gpt-4o"} ',
+  ];
+  cases.forEach((input, i) => t.equal(translate(input, true).frames, `data: ${expected[i]}\n\n`, input));
+});

@@ -12,7 +12,8 @@ const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 300);
 const WARMUP = 30;
 const CONCURRENCY = 4;
 
-function streamBody(events: number): Buffer {
+/** As OpenAI streams: with include_usage, every chunk carries "usage":null and a usage-only chunk comes last. */
+function streamBody(events: number, withUsage: boolean): Buffer {
   const frames: string[] = [];
   for (let i = 0; i < events; i++) {
     const chunk = {
@@ -22,18 +23,22 @@ function streamBody(events: number): Buffer {
       model: 'llama3.2',
       system_fingerprint: 'fp_bench',
       choices: [{ index: 0, delta: { content: ` token${i}` }, logprobs: null, finish_reason: null }],
+      ...(withUsage ? { usage: null } : {}),
     };
     frames.push(`data: ${JSON.stringify(chunk)}\n\n`);
   }
+  if (withUsage) frames.push(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1763700000,"model":"llama3.2","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":${events},"total_tokens":${events + 5}}}\n\n`);
   frames.push('data: [DONE]\n\n');
   return Buffer.from(frames.join(''));
 }
 
-const body = streamBody(EVENTS);
-const perEvent = Math.ceil(body.length / (EVENTS + 1));
+const bodies = { plain: streamBody(EVENTS, false), withUsage: streamBody(EVENTS, true) };
 const provider = createServer((req, res) => {
-  req.resume();
+  let request = '';
+  req.on('data', (piece: Buffer) => (request += piece.toString()));
   req.on('end', () => {
+    const body = request.includes('"include_usage":true') ? bodies.withUsage : bodies.plain;
+    const perEvent = Math.ceil(body.length / (EVENTS + 1));
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     // Provider-sized writes: a few events per write, as a real token stream arrives.
     for (let offset = 0; offset < body.length; offset += perEvent * 4) res.write(body.subarray(offset, offset + perEvent * 4));
@@ -44,6 +49,7 @@ await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
 const providerOrigin = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
 
 const gateway = await startGatewayProcess({ LOCAL_LLM_BASE_URL: `${providerOrigin}/v1` });
+// As ops run it: stream_usage is on, so the gateway asks for usage and hides it from this caller.
 const request = JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'count' }], stream: true });
 
 async function runStreams(count: number): Promise<void> {

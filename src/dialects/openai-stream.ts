@@ -17,12 +17,18 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
       const { data } = message;
       if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
-      // Fast path, exact for every event: one pass finds the keys that matter; when "model" is there once
-      // and neither "error" nor "usage" is, only the entries before it are walked.
-      const modelAt = onlyModelKey(data);
-      if (modelAt >= 0) {
-        const span = topLevelValueAt(data, modelAt);
-        if (span) return { frames: sseData(replaceSpan(data, span, encodedModel)) };
+      // Fast path, exact for every event it takes: one pass finds the keys that matter; when "model" is
+      // there once and "error" not at all, only the entries before model are walked. Usage goes this way
+      // only when absent, or hidden in the form OpenAI puts on every chunk: `,"usage":null` closing the event.
+      const keys = findKeys(data);
+      if (keys.modelAt >= 0 && !keys.error) {
+        const trailingUsageNull = hideUsage && keys.usageAt === data.length - USAGE_NULL_END.length + 1 && data.endsWith(USAGE_NULL_END);
+        const span = keys.usageAt < 0 || trailingUsageNull ? topLevelValueAt(data, keys.modelAt) : undefined;
+        if (span) {
+          // model stands before the usage that closes the event, so the rewrite leaves that ending in place.
+          const rewritten = replaceSpan(data, span, encodedModel);
+          return { frames: sseData(trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten) };
+        }
       }
       const scan = scanTopLevel(data);
       // Not a JSON object: nothing to rewrite, and the caller may know what it is.
@@ -38,7 +44,7 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
       // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
       const choicesIndex = scan.keys.indexOf('choices');
       const choices = choicesIndex < 0 ? '' : data.slice(scan.values[choicesIndex]!.start, scan.values[choicesIndex]!.end);
-      if (usageSpan && /^\[\s*\]$/.test(choices)) return usage ? { frames: '', usage } : CONTINUE;
+      if (usage && /^\[\s*\]$/.test(choices)) return { frames: '', usage };
       const edits = new Map<string, string | undefined>([['model', encodedModel]]);
       if (usageSpan) edits.set('usage', undefined);
       const frames = sseData(editTopLevel(data, scan, edits));
@@ -48,16 +54,24 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
 }
 
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
+const USAGE_NULL_END = ',"usage":null}';
 
-/** Where `"model"` stands when it is the only one of the three quoted words in the event; -1 otherwise. */
-function onlyModelKey(data: string): number {
+/** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
+function findKeys(data: string): { modelAt: number; usageAt: number; error: boolean } {
   KEYS_THAT_MATTER.lastIndex = 0;
   let modelAt = -1;
+  let usageAt = -1;
   for (let match = KEYS_THAT_MATTER.exec(data); match; match = KEYS_THAT_MATTER.exec(data)) {
-    if (modelAt >= 0 || match[0] !== '"model"') return -1;
-    modelAt = match.index;
+    if (match[0] === '"error"') return { modelAt: -1, usageAt: -1, error: true };
+    if (match[0] === '"model"') {
+      if (modelAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
+      modelAt = match.index;
+    } else {
+      if (usageAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
+      usageAt = match.index;
+    }
   }
-  return modelAt;
+  return { modelAt, usageAt, error: false };
 }
 
 /** A provider's in-stream error event (OpenRouter sends one after the 200) as the gateway's envelope. */
