@@ -9,6 +9,7 @@ import { recordOf, requestLog } from './engine/request-log.js';
 import { requestIdFor } from './engine/request-id.js';
 import { prepareProviders } from './engine/runtime-providers.js';
 import { sendError } from './engine/send-error.js';
+import { createMetrics } from './metrics.js';
 
 export interface AppOptions {
   /** Where api_key_env and base_url_env are looked up. */
@@ -20,6 +21,10 @@ export interface AppOptions {
   readonly callerKeys: readonly string[];
   /** One JSON line per request, and operational warnings. Never keys or content. */
   readonly logger: Logger;
+  /** Node's process metrics on /metrics too: one gateway per process should (server.ts does). Default false. */
+  readonly processMetrics?: boolean;
+  /** Set in a node:cluster worker: /metrics then answers the figures of every worker, aggregated by the primary. */
+  readonly clusterWorker?: boolean;
 }
 
 export interface Gateway {
@@ -37,13 +42,21 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   for (const warning of providers.warnings) logger.warn(warning);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
   const lifecycle = new Lifecycle();
+  const metrics = createMetrics({
+    inFlight: () => lifecycle.inFlight,
+    processMetrics: options.processMetrics ?? false,
+    clusterWorker: options.clusterWorker ?? false,
+  });
 
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
 
-  app.use(requestLog(logger, requestIdFor));
+  app.use(requestLog(logger, requestIdFor, metrics.observe));
+  // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
+  app.get('/metrics', metrics.handler);
+  app.all('/metrics', methodNotAllowed('GET, HEAD'));
   app.use(trackInFlight(lifecycle));
   if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
   app.post(

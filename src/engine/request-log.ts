@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
 
@@ -21,8 +21,18 @@ export function recordOf(res: Response): RequestRecord {
   return res.locals['record'] as RequestRecord;
 }
 
-/** Starts the record (and the request id) for every request, and writes one JSON line when it closes. */
-export function requestLog(logger: Logger, requestId: (callerValue: string | string[] | undefined) => string): RequestHandler {
+/** Sees every finished request with the record its log line was written from (metrics, for one). */
+export type RequestObserver = (record: RequestRecord, req: Request, res: Response, durationMs: number) => void;
+
+/**
+ * Starts the record (and the request id) for every request, and when it closes writes one JSON line
+ * and hands the same record to `onRequestDone`.
+ */
+export function requestLog(
+  logger: Logger,
+  requestId: (callerValue: string | string[] | undefined) => string,
+  onRequestDone?: RequestObserver,
+): RequestHandler {
   return (req, res, next) => {
     const record: RequestRecord = {
       requestId: requestId(req.headers['x-request-id']),
@@ -39,6 +49,7 @@ export function requestLog(logger: Logger, requestId: (callerValue: string | str
     res.setHeader('x-request-id', record.requestId);
     res.once('close', () => {
       const usage = record.usage;
+      const durationMs = performance.now() - record.startedAt;
       logger.info(
         {
           request_id: record.requestId,
@@ -50,7 +61,7 @@ export function requestLog(logger: Logger, requestId: (callerValue: string | str
           status: res.statusCode,
           gateway_code: record.gatewayCode,
           completed: res.writableFinished,
-          duration_ms: round(performance.now() - record.startedAt),
+          duration_ms: round(durationMs),
           upstream_headers_ms: record.upstreamHeadersMs,
           first_event_ms: record.firstEventMs,
           prompt_tokens: usage?.prompt_tokens ?? null,
@@ -60,6 +71,14 @@ export function requestLog(logger: Logger, requestId: (callerValue: string | str
         },
         'request',
       );
+      if (onRequestDone) {
+        try {
+          onRequestDone(record, req, res, durationMs);
+        } catch (error) {
+          // A listener of 'close' that throws would take the process down with every request in it.
+          logger.error({ request_id: record.requestId, error: error instanceof Error ? error.message.slice(0, 300) : typeof error }, 'request observer failed');
+        }
+      }
     });
     next();
   };

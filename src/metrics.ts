@@ -1,0 +1,188 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Request, RequestHandler, Response } from 'express';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestRecord } from './engine/request-log.js';
+
+/**
+ * Prometheus metrics of one gateway, read from the same record as the request's log line.
+ *
+ * Labels only ever hold values from the compiled tables (roster models, provider ids, gateway codes),
+ * HTTP statuses and booleans: never a string the caller chose, so a caller cannot grow the series.
+ */
+export interface GatewayMetrics {
+  /** Called once per request when its response closes (see requestLog). */
+  readonly observe: (record: RequestRecord, req: Request, res: Response, durationMs: number) => void;
+  /** GET /metrics: this process's figures, or in a cluster worker those of every worker. */
+  readonly handler: RequestHandler;
+}
+
+export interface MetricsOptions {
+  /** Requests being answered right now, read at scrape time. */
+  readonly inFlight: () => number;
+  /** Node's process metrics (CPU, memory, event loop, GC): they observe the whole process, so only one gateway per process should. */
+  readonly processMetrics: boolean;
+  /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
+  readonly clusterWorker: boolean;
+}
+
+/** Seconds, from a quick answer to a long reasoning completion. */
+const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
+
+/** Probes and scrapes are not traffic: counting them would mostly count the monitoring. */
+const OPERATIONAL_PATHS = new Set(['/health', '/metrics']);
+
+/** How long a worker waits for the primary; prom-client's own wait for the workers is 5 s. */
+const CLUSTER_METRICS_TIMEOUT_MS = 7000;
+
+const METRICS_REQUEST = 'chat-routing-gateway:metrics-request';
+const METRICS_REPLY = 'chat-routing-gateway:metrics-reply';
+
+interface MetricsRequest {
+  readonly type: typeof METRICS_REQUEST;
+  readonly id: number;
+}
+
+interface MetricsReply {
+  readonly type: typeof METRICS_REPLY;
+  readonly id: number;
+  readonly text?: string;
+  readonly error?: string;
+}
+
+export function createMetrics(options: MetricsOptions): GatewayMetrics {
+  // In a worker, an AggregatorRegistry answers the primary's requests for this registry's figures.
+  const registry = options.clusterWorker ? new AggregatorRegistry() : new Registry();
+  if (options.clusterWorker) AggregatorRegistry.setRegistries(registry);
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Requests answered, by roster model, provider, HTTP status and gateway_code (empty on success; a stream failing after its 200 has the code of its final event).',
+    labelNames: ['model', 'provider', 'status', 'gateway_code'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'From the request arriving to its response closing.',
+    labelNames: ['model', 'provider', 'stream'] as const,
+    buckets: LLM_BUCKETS,
+    registers,
+  });
+  const upstreamHeaders = new Histogram({
+    name: 'gateway_upstream_headers_seconds',
+    help: "From sending a request upstream to the provider's response headers.",
+    labelNames: ['provider'] as const,
+    buckets: LLM_BUCKETS,
+    registers,
+  });
+  const firstEvent = new Histogram({
+    name: 'gateway_first_event_seconds',
+    help: 'Streams: from the request arriving to the first event relayed.',
+    labelNames: ['provider'] as const,
+    buckets: LLM_BUCKETS,
+    registers,
+  });
+  const tokens = new Counter({
+    name: 'gateway_tokens_total',
+    help: 'Tokens the providers reported, by roster model and kind (prompt, completion, cached, reasoning).',
+    labelNames: ['model', 'kind'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'gateway_requests_in_flight',
+    help: 'Requests being answered (the ones a drain waits for); scrapes are not counted.',
+    registers,
+    collect() {
+      this.set(options.inFlight());
+    },
+  });
+
+  function countTokens(model: string, kind: string, count: number | undefined): void {
+    // A provider's figure is not trusted to be a count: a negative one would make inc() throw.
+    if (count !== undefined && Number.isFinite(count) && count > 0) tokens.labels(model, kind).inc(count);
+  }
+
+  function observe(record: RequestRecord, req: Request, res: Response, durationMs: number): void {
+    if (OPERATIONAL_PATHS.has(req.path)) return;
+    const provider = record.provider ?? '';
+    // record.model is the caller's string until the roster accepted it, which is when provider is set.
+    const model = record.provider !== null ? (record.model ?? '') : '';
+    requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '').inc();
+    duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
+    if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
+    if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
+    const usage = record.usage;
+    if (usage) {
+      countTokens(model, 'prompt', usage.prompt_tokens);
+      countTokens(model, 'completion', usage.completion_tokens);
+      countTokens(model, 'cached', usage.prompt_tokens_details?.cached_tokens);
+      countTokens(model, 'reasoning', usage.completion_tokens_details?.reasoning_tokens);
+    }
+  }
+
+  const read = options.clusterWorker ? askPrimaryForMetrics() : () => registry.metrics();
+  const handler: RequestHandler = async (_req, res) => {
+    const text = await read();
+    res.setHeader('content-type', registry.contentType);
+    res.setHeader('cache-control', 'no-store');
+    res.end(text);
+  };
+  return { observe, handler };
+}
+
+/** A worker's way to the aggregate: one IPC round trip to the primary per scrape. */
+function askPrimaryForMetrics(): () => Promise<string> {
+  let nextId = 0;
+  const pending = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  process.on('message', (message: unknown) => {
+    if (!isMessage<MetricsReply>(message, METRICS_REPLY)) return;
+    const waiting = pending.get(message.id);
+    if (!waiting) return;
+    pending.delete(message.id);
+    clearTimeout(waiting.timer);
+    if (message.text !== undefined) waiting.resolve(message.text);
+    else waiting.reject(new Error(`cluster metrics: ${message.error ?? 'no answer'}`));
+  });
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error('cluster metrics: the primary did not answer in time'));
+      }, CLUSTER_METRICS_TIMEOUT_MS);
+      pending.set(id, { resolve, reject, timer });
+      const request: MetricsRequest = { type: METRICS_REQUEST, id };
+      if (!process.send) {
+        pending.delete(id);
+        clearTimeout(timer);
+        reject(new Error('cluster metrics: no IPC channel to the primary'));
+        return;
+      }
+      process.send(request, undefined, undefined, (error: Error | null) => {
+        if (!error) return;
+        pending.delete(id);
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+}
+
+/** In the cluster primary: answers each worker's request with the figures of all workers, summed by prom-client. */
+export function serveClusterMetrics(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker: Worker, message: unknown) => {
+    if (!isMessage<MetricsRequest>(message, METRICS_REQUEST)) return;
+    const answer = (reply: MetricsReply) => {
+      if (worker.isConnected()) worker.send(reply, undefined, () => {});
+    };
+    aggregator.clusterMetrics().then(
+      (text) => answer({ type: METRICS_REPLY, id: message.id, text }),
+      (error: unknown) => answer({ type: METRICS_REPLY, id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    );
+  });
+}
+
+function isMessage<T extends { type: string; id: number }>(message: unknown, type: T['type']): message is T {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number';
+}
