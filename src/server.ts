@@ -1,7 +1,9 @@
 // The only file that reads process.env and listens.
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { createGateway } from './app.js';
+import { runClusterPrimary } from './cluster-primary.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
 
@@ -16,57 +18,82 @@ try {
 
 const logger = pino({ level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
 
-let gateway: ReturnType<typeof createGateway>;
-try {
-  gateway = createGateway(routeTables, {
-    env: process.env,
-    version: GATEWAY_VERSION,
-    maxBodyBytes: config.maxBodyBytes,
-    maxUpstreamBodyBytes: config.maxUpstreamBodyBytes,
-    callerKeys: config.callerKeys,
+if (config.workers > 1 && cluster.isPrimary) {
+  // The workers run this same file (cluster.isWorker) and share the one listening socket the primary holds.
+  runClusterPrimary({
+    workers: config.workers,
+    shutdownGraceMs: config.shutdownGraceMs,
     logger,
+    onListening: (address) => announce(address.address ?? config.host, address.port ?? config.port, address.addressType === 6),
   });
-} catch (error) {
-  process.stderr.write(`chat-routing-gateway: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+} else {
+  serve();
 }
 
-const server = createServer(
-  {
-    headersTimeout: config.headersTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.keepAliveTimeoutMs,
-    // Node checks the two timeouts above only this often (30 s by default): check every second.
-    connectionsCheckingInterval: 1000,
-  },
-  gateway.app,
-);
-
-server.listen(config.port, config.host, () => {
-  const address = server.address();
-  const where = typeof address === 'object' && address ? `${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `${config.host}:${config.port}`;
+/** The start-up line: printed once, by the primary under node:cluster, when the service is ready. */
+function announce(address: string, port: number, ipv6: boolean): void {
+  const where = `${ipv6 ? `[${address}]` : address}:${port}`;
+  const workers = config.workers > 1 ? `, ${config.workers} workers` : '';
   // Plain text on stdout first, for a person at a terminal and for scripts that wait for it.
-  process.stdout.write(`chat-routing-gateway ${GATEWAY_VERSION} listening on http://${where} (routes sha256 ${routeTables.sourceSha256.slice(0, 12)})\n`);
-  logger.info({ address: where, version: GATEWAY_VERSION, routes_sha256: routeTables.sourceSha256, anonymous: config.callerKeys.length === 0 }, 'listening');
-});
-server.on('error', (error) => {
-  process.stderr.write(`chat-routing-gateway: cannot listen on ${config.host}:${config.port}: ${error.message}\n`);
-  process.exit(1);
-});
-
-let shuttingDown = false;
-async function shutdown(signal: string): Promise<void> {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  logger.info({ signal, grace_ms: config.shutdownGraceMs }, 'draining');
-  server.close();
-  server.closeIdleConnections();
-  const { forcedStops } = await gateway.drain(config.shutdownGraceMs);
-  server.closeAllConnections();
-  gateway.close();
-  logger.info({ forced_stops: forcedStops }, 'stopped');
-  logger.flush();
-  process.exit(0);
+  process.stdout.write(`chat-routing-gateway ${GATEWAY_VERSION} listening on http://${where} (routes sha256 ${routeTables.sourceSha256.slice(0, 12)}${workers})\n`);
+  logger.info({ address: where, version: GATEWAY_VERSION, routes_sha256: routeTables.sourceSha256, anonymous: config.callerKeys.length === 0, workers: config.workers }, 'listening');
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+/** One gateway listening: the whole service with WORKERS=1, one cluster worker otherwise. */
+function serve(): void {
+  let gateway: ReturnType<typeof createGateway>;
+  try {
+    gateway = createGateway(routeTables, {
+      env: process.env,
+      version: GATEWAY_VERSION,
+      maxBodyBytes: config.maxBodyBytes,
+      maxUpstreamBodyBytes: config.maxUpstreamBodyBytes,
+      callerKeys: config.callerKeys,
+      logger,
+      processMetrics: true,
+      clusterWorker: cluster.isWorker,
+    });
+  } catch (error) {
+    process.stderr.write(`chat-routing-gateway: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+
+  const server = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s by default): check every second.
+      connectionsCheckingInterval: 1000,
+    },
+    gateway.app,
+  );
+
+  server.listen(config.port, config.host, () => {
+    if (cluster.isWorker) return; // the primary announces the service
+    const address = server.address();
+    if (typeof address === 'object' && address) announce(address.address, address.port, address.family === 'IPv6');
+    else announce(config.host, config.port, false);
+  });
+  server.on('error', (error) => {
+    process.stderr.write(`chat-routing-gateway: cannot listen on ${config.host}:${config.port}: ${error.message}\n`);
+    process.exit(1);
+  });
+
+  let shuttingDown = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal, grace_ms: config.shutdownGraceMs }, 'draining');
+    server.close();
+    server.closeIdleConnections();
+    const { forcedStops } = await gateway.drain(config.shutdownGraceMs);
+    server.closeAllConnections();
+    gateway.close();
+    logger.info({ forced_stops: forcedStops }, 'stopped');
+    logger.flush();
+    process.exit(0);
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

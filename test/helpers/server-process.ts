@@ -41,3 +41,35 @@ export async function runServerExpectingExit(env: Record<string, string>): Promi
   clearTimeout(timer);
   return { code, output };
 }
+
+/** The JSON log lines in a server's output, parsed (the plain start-up line and stderr text are skipped). */
+export function logLinesOf(output: string): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Resolves with what `find` returns once it returns something for the output so far; rejects after `timeoutMs`. */
+export async function waitForOutput<T>(server: ServerProcess, find: (output: string) => T | undefined, timeoutMs = 5000): Promise<T> {
+  const stdout = server.child.stdout!;
+  return new Promise<T>((resolve, reject) => {
+    const check = () => {
+      const found = find(server.output());
+      if (found === undefined) return;
+      stop();
+      resolve(found);
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`not in the output within ${timeoutMs} ms:\n${server.output()}`));
+    }, timeoutMs);
+    const stop = () => {
+      clearTimeout(timer);
+      stdout.off('data', check);
+    };
+    // Listeners run in order: the helper's own listener has appended the new piece to the output by now.
+    stdout.on('data', check);
+    check();
+  });
+}
