@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 import { parseExposition, sumOf, valueOf } from './helpers/prometheus.js';
-import { logLinesOf, runServerExpectingExit, startServerProcess, waitForOutput, type ServerProcess } from './helpers/server-process.js';
+import { logLinesOf, runServerExpectingExit, startServerProcess, streamUnderWay, waitForOutput, type ServerProcess } from './helpers/server-process.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 
 const ask = JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'hi' }] });
@@ -121,17 +121,9 @@ t.test('a worker killed with SIGKILL is replaced and the service keeps answering
 t.test('SIGTERM to the primary: every worker drains its requests, none is replaced, exit 0', async (t) => {
   const server = await startCluster(t, { SHUTDOWN_GRACE_MS: '10000' });
   await bothListening(server);
-  const response = await fetch(`${server.origin}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'count slowly' }], stream: true }),
-  });
-  const reader = response.body!.getReader();
-  await reader.read(); // the stream is under way
+  const stream = await streamUnderWay(server.origin, JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'count slowly' }], stream: true }));
   server.child.kill('SIGTERM');
-  let text = '';
-  const decoder = new TextDecoder();
-  for (let part = await reader.read(); !part.done; part = await reader.read()) text += decoder.decode(part.value, { stream: true });
+  const text = await stream.rest();
   t.match(text, /9 /, 'every chunk arrived');
   t.ok(text.endsWith('data: [DONE]\n\n'), 'the stream completed normally');
   t.equal(await server.exited, 0);

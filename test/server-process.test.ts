@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { startMockUpstream } from './helpers/mock-upstream.js';
-import { runServerExpectingExit, startServerProcess } from './helpers/server-process.js';
+import { runServerExpectingExit, startServerProcess, streamUnderWay } from './helpers/server-process.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 
 const streamAsk = JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'count slowly' }], stream: true });
@@ -32,13 +32,9 @@ t.test('SIGTERM lets a running stream finish, then the process exits 0', async (
   const server = await startServerProcess({ LOCAL_LLM_BASE_URL: `${provider.origin}/v1`, SHUTDOWN_GRACE_MS: '10000' });
   t.teardown(() => server.child.kill('SIGKILL'));
 
-  const response = await fetch(`${server.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamAsk });
-  const reader = response.body!.getReader();
-  await reader.read(); // the stream is under way
+  const stream = await streamUnderWay(server.origin, streamAsk);
   server.child.kill('SIGTERM');
-  let text = '';
-  const decoder = new TextDecoder();
-  for (let part = await reader.read(); !part.done; part = await reader.read()) text += decoder.decode(part.value, { stream: true });
+  const text = await stream.rest();
   t.match(text, /9 /, 'every chunk arrived');
   t.ok(text.endsWith('data: [DONE]\n\n'), 'the stream completed normally');
   t.notMatch(text, /shutting_down/);
@@ -52,14 +48,10 @@ t.test('a stream still running when SHUTDOWN_GRACE_MS ends gets a final shutting
   const server = await startServerProcess({ LOCAL_LLM_BASE_URL: `${provider.origin}/v1`, SHUTDOWN_GRACE_MS: '300' });
   t.teardown(() => server.child.kill('SIGKILL'));
 
-  const response = await fetch(`${server.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamAsk });
-  const reader = response.body!.getReader();
-  await reader.read();
+  const stream = await streamUnderWay(server.origin, streamAsk);
   const signalledAt = Date.now();
   server.child.kill('SIGTERM');
-  let text = '';
-  const decoder = new TextDecoder();
-  for (let part = await reader.read(); !part.done; part = await reader.read()) text += decoder.decode(part.value, { stream: true });
+  const text = await stream.rest();
   const last = text.trim().split('\n\n').at(-1)!;
   t.match(JSON.parse(last.slice('data: '.length)), { error: { gateway_code: 'shutting_down', origin: 'gateway' } });
   t.equal(await server.exited, 0);

@@ -73,3 +73,18 @@ export async function waitForOutput<T>(server: ServerProcess, find: (output: str
     check();
   });
 }
+
+/** A streamed chat request whose first read has arrived: the stream is under way when this resolves. */
+export async function streamUnderWay(origin: string, body: string): Promise<{ rest: () => Promise<string> }> {
+  const response = await fetch(`${origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = decoder.decode((await reader.read()).value, { stream: true });
+  return {
+    /** Everything the stream sends, from its first read to its end. */
+    async rest() {
+      for (let part = await reader.read(); !part.done; part = await reader.read()) text += decoder.decode(part.value, { stream: true });
+      return text;
+    },
+  };
+}
