@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import t from 'tap';
 import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
@@ -128,4 +129,20 @@ t.test('a body over MAX_BODY_BYTES is 413, whether Content-Length says so or not
   });
   t.equal(chunked.status, 413);
   t.match(JSON.parse(chunked.body), { error: { gateway_code: 'request_too_large' } });
+});
+
+t.test('a caller that hangs up mid-body is logged as caller_disconnected, not as an internal error', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const { port } = new URL(gateway.origin);
+  await new Promise<void>((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-Request-Id: hangup-1\r\n\r\n{"model"');
+      setTimeout(() => socket.destroy(), 50);
+    });
+    socket.on('close', () => resolve());
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'hangup-1'), { gateway_code: 'caller_disconnected', status: 499 });
+  t.notOk(gateway.logLines.some((line) => line.includes('internal error')));
 });

@@ -14,6 +14,8 @@ export const GATEWAY_ERRORS = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
   request_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', retry: false },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', retry: false },
+  // The caller closed the connection while sending: nobody reads this answer; 499 marks it in logs and metrics.
+  caller_disconnected: { status: 499, type: 'invalid_request_error', code: 'caller_disconnected', retry: false },
   internal_error: { status: 500, type: 'server_error', code: 'internal_error', retry: false },
   provider_not_configured: { status: 500, type: 'server_error', code: 'provider_not_configured', retry: false },
   upstream_unreachable: { status: 502, type: 'server_error', code: 'upstream_unreachable', retry: true },

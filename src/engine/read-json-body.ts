@@ -25,7 +25,13 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw tooLarge(maxBytes);
 
-  const { bytes, truncated } = await readLimited(req, maxBytes);
+  let read: { bytes: Buffer; truncated: boolean };
+  try {
+    read = await readLimited(req, maxBytes);
+  } catch {
+    throw gatewayError('caller_disconnected', 'The connection closed before the request body was complete.');
+  }
+  const { bytes, truncated } = read;
   if (truncated) throw tooLarge(maxBytes);
   let text: string;
   try {

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
+import { GATEWAY_ERRORS } from './gateway-errors.js';
 
 /** What one request's log line says. Never a key, never message content. */
 export interface RequestRecord {
@@ -48,6 +49,11 @@ export function requestLog(
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
     res.once('close', () => {
+      if (!res.headersSent) {
+        // The caller left before any answer: say so (499, as proxies do) rather than the default 200.
+        res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
+        record.gatewayCode ??= 'caller_disconnected';
+      }
       const usage = record.usage;
       const durationMs = performance.now() - record.startedAt;
       logger.info(
