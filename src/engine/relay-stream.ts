@@ -5,6 +5,7 @@ import type { RuntimeProvider } from './runtime-providers.js';
 import { sseError } from './sse-format.js';
 import { SseEventTooLargeError, SseParser } from './sse-parser.js';
 import type { UpstreamReply } from './upstream.js';
+import { drained } from './drained.js';
 
 /** How long to wait for the provider to finish its response after its end marker. */
 const DRAIN_AFTER_END_MS = 1000;
@@ -120,17 +121,3 @@ function finish(res: ServerResponse, record: RequestRecord, error: GatewayError)
   if (!res.destroyed) res.end(sseError(error.body));
 }
 
-/** Resolves true when the caller has taken the buffered data, false when it went away instead. */
-function drained(res: ServerResponse): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onDrain = () => {
-      res.off('close', onClose);
-      resolve(true);
-    };
-    const onClose = () => {
-      res.off('drain', onDrain);
-      resolve(false);
-    };
-    res.once('drain', onDrain).once('close', onClose);
-  });
-}

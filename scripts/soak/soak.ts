@@ -1,0 +1,234 @@
+// `npm run soak`: the gateway (src/, in a child process, on scripts/soak/soak-routes.yaml) against a mock
+// provider that answers with a weighted mix of healthy answers and faults, driven by a fixed number of
+// callers (some slow, some leaving mid-answer) for SOAK_SECONDS (default 60) after a short warm-up.
+// Every answer is checked; the process exits 1 if any check fails. Loopback only.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import os from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runCallers, type CallerMode, type CallResult, type CallSpec } from './callers.js';
+import { abortDelayMs, judge, OUTCOME_DISCONNECTED, OUTCOME_HUNG, percentile, type Verdict } from './checks.js';
+import { envInt, loadSoakRoutes, PROVIDER_KEY, PROVIDER_KEY_ENV, PROVIDER_URL_ENV } from './common.js';
+import { JSON_FAULTS, startMockProvider, STREAM_FAULTS, type FaultKind, type ProviderPlan } from './mock-provider.js';
+import { rssBytes, startGatewayChild, tcpSocketsOf } from './proc.js';
+
+const SECONDS = envInt('SOAK_SECONDS', 60);
+const WARMUP_SECONDS = envInt('SOAK_WARMUP_SECONDS', 5);
+const CONCURRENCY = envInt('SOAK_CONCURRENCY', 50);
+/** Idle time before RSS and sockets are read. */
+const SETTLE_MS = 2000;
+/** A caller gives up after this (and counts as hung); a stall the gateway never ends is cut by the mock after STALL_CAP_MS. */
+const HARD_CAP_MS = 25_000;
+const STALL_CAP_MS = 15_000;
+const RSS_GROWTH_BOUND = 64 * 1024 * 1024;
+/** After a caller leaves, the gateway must close its request to the provider within this. */
+const ABORT_BOUND_MS = 1000;
+/** maxFreeSockets of the gateway's keep-alive agent (src/engine/runtime-providers.ts). */
+const PROVIDER_POOL = 256;
+
+interface Judged {
+  readonly spec: CallSpec;
+  readonly durationMs: number;
+  readonly verdict: Verdict;
+  readonly kind: FaultKind | undefined;
+  /** Kept for callers that left, to see when the provider's side closed. */
+  readonly result?: CallResult;
+  readonly plan?: ProviderPlan | undefined;
+}
+
+const routes = loadSoakRoutes();
+const timeBoundMs = routes.largestTimeoutMs + 2000;
+const logDir = mkdtempSync(join(os.tmpdir(), 'gateway-soak-'));
+const logFile = join(logDir, 'gateway.log');
+const mock = await startMockProvider({ models: routes.models, stallCapMs: STALL_CAP_MS });
+const gateway = await startGatewayChild({
+  [PROVIDER_URL_ENV]: `${mock.origin}/v1`,
+  [PROVIDER_KEY_ENV]: PROVIDER_KEY,
+  SOAK_LOG_FILE: logFile,
+  LOG_LEVEL: 'info',
+});
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+const count = (n: number) => n.toLocaleString('en-US');
+
+console.log(`soak: ${SECONDS} s at ${CONCURRENCY} callers after a ${WARMUP_SECONDS} s warm-up; gateway pid ${gateway.pid} on ${gateway.origin}, provider ${mock.origin}`);
+
+async function phase(name: string, seconds: number): Promise<Judged[]> {
+  const judged: Judged[] = [];
+  await runCallers({
+    origin: gateway.origin,
+    agent,
+    models: routes.models,
+    concurrency: CONCURRENCY,
+    durationMs: seconds * 1000,
+    hardCapMs: HARD_CAP_MS,
+    idPrefix: `soak-${name}`,
+    onResult(result) {
+      const plan = mock.plan(result.spec.requestId);
+      const verdict = judge(result, plan);
+      const left = result.abortedAt !== null;
+      // Bodies are not kept; plans only for callers that left (their provider side may still be closing).
+      judged.push({ spec: result.spec, durationMs: result.durationMs, verdict, kind: plan?.kind, ...(left ? { result, plan } : {}) });
+      if (!left) mock.forget(result.spec.requestId);
+    },
+  });
+  return judged;
+}
+
+const warmup = await phase('warmup', WARMUP_SECONDS);
+await sleep(SETTLE_MS);
+const rssWarm = rssBytes(gateway.pid);
+mock.resetCounts();
+
+let rssPeak = rssWarm;
+const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssBytes(gateway.pid))), 100);
+const startedAt = performance.now();
+const main = await phase('main', SECONDS);
+const mainSeconds = (performance.now() - startedAt) / 1000;
+clearInterval(sampler);
+
+// Callers are done: close their keep-alive connections, let everything settle, then look.
+agent.destroy();
+await sleep(SETTLE_MS);
+const rssAfter = rssBytes(gateway.pid);
+const sockets = tcpSocketsOf(gateway.pid);
+const providerConnections = mock.openConnections();
+const providerActive = mock.activeExchanges();
+const all = [...warmup, ...main];
+// A plan made after its caller left (the gateway forwarded it anyway) is looked up only now.
+const abortDelays = all.flatMap((entry) => {
+  const delay = entry.result ? abortDelayMs(entry.result, entry.plan ?? mock.plan(entry.spec.requestId)) : null;
+  return delay === null ? [] : [{ entry, delay }];
+});
+const gatewayDiedEarly = gateway.exited();
+const stoppedWith = await gateway.stop();
+const injected = new Map(mock.injected());
+await mock.close();
+
+const logLines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '');
+const parsedLog = logLines.map((line) => {
+  try {
+    return JSON.parse(line) as { level?: number; msg?: string };
+  } catch {
+    return { msg: line };
+  }
+});
+const requestLines = parsedLog.filter((line) => line.msg === 'request').length;
+const errorLines = parsedLog.filter((line) => (line.level ?? 0) >= 50);
+
+// ---- figures ----
+const byOutcome = new Map<string, number>();
+for (const { verdict } of main) byOutcome.set(verdict.outcome, (byOutcome.get(verdict.outcome) ?? 0) + 1);
+const modes = new Map<CallerMode, number>();
+for (const { spec } of main) modes.set(spec.mode, (modes.get(spec.mode) ?? 0) + 1);
+const streamed = main.filter((entry) => entry.spec.stream).length;
+
+function latencyRow(label: string, entries: readonly Judged[]): string {
+  const sorted = entries.map((entry) => entry.durationMs).sort((a, b) => a - b);
+  const fmt = (ms: number) => (Number.isNaN(ms) ? '-' : ms.toFixed(0)).padStart(7);
+  return `  ${label.padEnd(30)}${count(sorted.length).padStart(7)}${fmt(percentile(sorted, 50))}${fmt(percentile(sorted, 99))}${fmt(sorted.at(-1) ?? Number.NaN)}`;
+}
+// Latency: callers that read at once and stayed (slow readers and leavers set their own pace).
+const timed = main.filter((entry) => entry.spec.mode === 'normal' && entry.verdict.outcome !== OUTCOME_DISCONNECTED && entry.verdict.outcome !== OUTCOME_HUNG);
+const isOk = (entry: Judged) => entry.verdict.outcome.startsWith('ok:');
+
+const lines: string[] = [];
+const out = (line = '') => lines.push(line);
+out(`machine: ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`);
+out(`timeouts (soak-routes.yaml): ${routes.describeTimeouts}`);
+out();
+out(
+  `requests: ${count(main.length)} (${count(main.length - streamed)} non-streamed, ${count(streamed)} streamed) started over ${SECONDS} s, the last done ${(mainSeconds - SECONDS).toFixed(1)} s later (${(main.length / mainSeconds).toFixed(0)}/s); warm-up: ${count(warmup.length)} more, checked too`,
+);
+out(`callers: ${[...modes].map(([mode, n]) => `${mode} ${count(n)}`).join(', ')}`);
+out();
+out('by outcome:');
+for (const [outcome, n] of [...byOutcome].sort((a, b) => b[1] - a[1])) out(`  ${outcome.padEnd(48)}${count(n).padStart(7)}`);
+out();
+out(`faults injected by the provider:${' '.repeat(17)}non-streamed streamed`);
+for (const kind of new Set<FaultKind>([...(Object.keys(JSON_FAULTS) as FaultKind[]), ...(Object.keys(STREAM_FAULTS) as FaultKind[])])) {
+  const n = injected.get(kind) ?? { json: 0, stream: 0 };
+  out(`  ${kind.padEnd(44)}${(kind in JSON_FAULTS ? count(n.json) : '-').padStart(8)}${(kind in STREAM_FAULTS ? count(n.stream) : '-').padStart(9)}`);
+}
+out();
+out(`latency in ms (callers reading at once)      n    p50    p99    max`);
+out(latencyRow('non-streamed, all outcomes', timed.filter((e) => !e.spec.stream)));
+out(latencyRow('non-streamed, ok', timed.filter((e) => !e.spec.stream && isOk(e))));
+out(latencyRow('streamed (to last byte), all', timed.filter((e) => e.spec.stream)));
+out(latencyRow('streamed (to last byte), ok', timed.filter((e) => e.spec.stream && isOk(e))));
+const excesses = all.flatMap((entry) => (entry.verdict.excessMs === null ? [] : [{ entry, excess: entry.verdict.excessMs }]));
+const worstExcess = excesses.reduce<{ entry: Judged; excess: number } | undefined>((worst, e) => (!worst || e.excess > worst.excess ? e : worst), undefined);
+out(
+  `time beyond the provider's and the caller's own: max ${worstExcess ? worstExcess.excess.toFixed(0) : '-'} ms (${worstExcess?.entry.kind ?? '-'}${worstExcess?.entry.spec.stream ? ', streamed' : ''}); bound ${timeBoundMs} ms`,
+);
+const worstAbort = abortDelays.reduce((max, { delay }) => Math.max(max, delay), 0);
+out(`caller left while the provider was answering: ${count(abortDelays.length)} times; provider request closed after max ${worstAbort.toFixed(0)} ms (bound ${ABORT_BOUND_MS} ms)`);
+out();
+out(`gateway RSS: after warm-up ${mib(rssWarm)}, peak ${mib(rssPeak)}, after the run and ${SETTLE_MS / 1000} s idle ${mib(rssAfter)} (${rssAfter >= rssWarm ? '+' : '-'}${mib(Math.abs(rssAfter - rssWarm))}; bound +${mib(RSS_GROWTH_BOUND)})`);
+const listening = sockets.tcp.filter((s) => s.state === 'LISTEN');
+const callerSide = sockets.tcp.filter((s) => s.state !== 'LISTEN' && s.localPort === gateway.port);
+const providerSide = sockets.tcp.filter((s) => s.remotePort === mock.port);
+const otherTcp = sockets.tcp.filter((s) => !listening.includes(s) && !callerSide.includes(s) && !providerSide.includes(s));
+const byState = (list: readonly { state: string }[]) => {
+  const states = new Map<string, number>();
+  for (const s of list) states.set(s.state, (states.get(s.state) ?? 0) + 1);
+  return list.length === 0 ? '0' : `${list.length} (${[...states].map(([state, n]) => `${n} ${state}`).join(', ')})`;
+};
+out(
+  `gateway sockets ${SETTLE_MS / 1000} s after the last caller: from callers ${byState(callerSide)}; to the provider ${byState(providerSide)} (pool bound ${PROVIDER_POOL}; the provider sees ${providerConnections} open, ${providerActive} still answering); other TCP ${byState(otherTcp)}; non-TCP sockets ${sockets.otherSockets} (its stdout and stderr are Unix sockets)`,
+);
+out(`gateway log: ${count(requestLines)} request lines for ${count(all.length)} requests, ${errorLines.length} at level error or above; stopped with ${stoppedWith}`);
+
+// ---- checks ----
+const failures: { check: string; samples: string[] }[] = [];
+function check(name: string, ok: boolean, samples: string[] = []): void {
+  out(`  ${ok ? 'PASS' : 'FAIL'}  ${name}`);
+  if (!ok) failures.push({ check: name, samples });
+}
+const describe = (entry: Judged, detail: string) =>
+  `${entry.spec.requestId} ${entry.spec.model.routing} ${entry.spec.stream ? 'streamed' : 'non-streamed'} ${entry.spec.mode} caller, provider ${entry.kind ?? 'never reached'}, ${entry.durationMs.toFixed(0)} ms: ${detail}`;
+
+const overBound = excesses.filter(({ excess }) => excess > timeBoundMs);
+const hung = all.filter((entry) => entry.verdict.outcome === OUTCOME_HUNG);
+const malformed = all.filter((entry) => entry.verdict.malformed !== null);
+const mismatched = all.filter((entry) => entry.verdict.mismatch !== null);
+const lateAborts = abortDelays.filter(({ delay }) => delay > ABORT_BOUND_MS);
+const stuckSockets = sockets.tcp.filter((s) => s.state === 'CLOSE_WAIT');
+out();
+out('checks:');
+check(`no answer took more than ${timeBoundMs} ms beyond the provider's and the caller's own time (largest timeout + 2 s; callers that left excluded)`, overBound.length === 0 && hung.length === 0, [
+  ...hung.map((entry) => describe(entry, 'no end within the hard cap')),
+  ...overBound.map(({ entry, excess }) => describe(entry, `${excess.toFixed(0)} ms beyond`)),
+]);
+check(`0 malformed answers (found ${malformed.length})`, malformed.length === 0, malformed.map((entry) => describe(entry, entry.verdict.malformed ?? '')));
+check(`0 answers unlike the fault the provider injected (found ${mismatched.length})`, mismatched.length === 0, mismatched.map((entry) => describe(entry, entry.verdict.mismatch ?? '')));
+check(
+  `provider request closed within ${ABORT_BOUND_MS} ms of its caller leaving (late: ${lateAborts.length})`,
+  lateAborts.length === 0,
+  lateAborts.map(({ entry, delay }) => describe(entry, Number.isFinite(delay) ? `provider side closed ${delay.toFixed(0)} ms after the caller left` : 'provider side never closed')),
+);
+check(`RSS after the run within +${mib(RSS_GROWTH_BOUND)} of RSS after warm-up`, rssAfter - rssWarm <= RSS_GROWTH_BOUND);
+check(
+  `no caller connection left open in the gateway (found ${callerSide.length}), listening socket excluded, no other TCP (found ${otherTcp.length})`,
+  callerSide.length === 0 && listening.length === 1 && otherTcp.length === 0,
+);
+check(
+  `provider connections within the keep-alive pool (${providerSide.length} <= ${PROVIDER_POOL}), none half-closed (CLOSE_WAIT: ${stuckSockets.length}), provider answering nothing (${providerActive})`,
+  providerSide.length <= PROVIDER_POOL && stuckSockets.length === 0 && providerActive === 0,
+);
+check(`the mock provider itself raised no error (found ${mock.failures().length})`, mock.failures().length === 0, [...mock.failures()]);
+check(`gateway alive to the end, nothing logged at level error (found ${errorLines.length})`, gatewayDiedEarly === null && errorLines.length === 0, errorLines.slice(0, 10).map((line) => JSON.stringify(line)));
+
+console.log(lines.join('\n'));
+for (const failure of failures) {
+  console.log(`\nFAIL ${failure.check}: ${failure.samples.length} case(s)${failure.samples.length > 20 ? ', first 20' : ''}`);
+  for (const sample of failure.samples.slice(0, 20)) console.log(`  ${sample}`);
+}
+if (failures.length === 0) {
+  rmSync(logDir, { recursive: true, force: true });
+  console.log('\nsoak: all checks passed');
+} else {
+  console.log(`\nsoak: ${failures.length} check(s) failed; the gateway's log is kept at ${logFile}`);
+  process.exitCode = 1;
+}
