@@ -13,7 +13,8 @@ export interface RuntimeProvider {
   readonly baseUrl: string;
   /** The api_key_env that is unset in this process, or null when the provider is ready. */
   readonly missingKeyEnv: string | null;
-  readonly client: Got;
+  /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
+  readonly clients: { readonly streamed: Got; readonly whole: Got };
 }
 
 export interface RuntimeProviders {
@@ -45,6 +46,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     if (key) headers['authorization'] = `Bearer ${key}`;
     const client = got.extend({
       prefixUrl: baseUrl,
+      method: 'POST',
       headers,
       agent,
       retry: { limit: 0 },
@@ -53,7 +55,13 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
       throwHttpErrors: false,
       http2: false,
     });
-    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, client });
+    // timeout_ms bounds the whole response of a non-streamed call, the response headers of a streamed one.
+    const connect = { connect: table.connectTimeoutMs, secureConnect: table.connectTimeoutMs };
+    const clients = {
+      streamed: client.extend({ timeout: { ...connect, response: table.timeoutMs } }),
+      whole: client.extend({ timeout: { ...connect, request: table.timeoutMs } }),
+    };
+    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, clients });
   }
   return {
     byId,

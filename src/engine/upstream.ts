@@ -23,13 +23,8 @@ export interface UpstreamCall {
  * response headers for a streamed one (the stream has its own idle limit).
  */
 export function callUpstream(provider: RuntimeProvider, body: string, requestId: string, streamed: boolean): UpstreamCall {
-  const { timeoutMs, connectTimeoutMs } = provider.table;
-  const connect = { connect: connectTimeoutMs, secureConnect: connectTimeoutMs };
-  const request = provider.client.stream.post(provider.dialect.chatPath, {
-    body,
-    headers: { 'x-request-id': requestId },
-    timeout: streamed ? { ...connect, response: timeoutMs } : { ...connect, request: timeoutMs },
-  });
+  const client = streamed ? provider.clients.streamed : provider.clients.whole;
+  const request = client.stream(provider.dialect.chatPath, { body, headers: { 'x-request-id': requestId } });
   // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
   request.on('error', () => {});
   const reply = new Promise<UpstreamReply>((resolve, reject) => {
