@@ -63,6 +63,12 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
         const step = translator.translate(message);
         frames += step.frames;
         if (step.usage) record.usage = step.usage;
+        if (record.firstEventMs === null && frames !== '') {
+          // The first event goes out at once, not after the rest of its read is translated (time to first token).
+          record.firstEventMs = round(performance.now() - record.startedAt);
+          res.write(frames);
+          frames = '';
+        }
         if (step.end) {
           ended = true;
           if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
@@ -73,7 +79,6 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
         }
       }
       if (frames !== '') {
-        record.firstEventMs ??= round(performance.now() - record.startedAt);
         if (!res.write(frames) && !ended) {
           clearTimeout(idle);
           if (!(await drained(res))) return;
