@@ -26,8 +26,8 @@ export interface RuntimeProviders {
 }
 
 /**
- * Builds one got instance per provider with every fixed option set here, so a request only adds
- * its body, its request id and its timeout. Redirects are not followed (a key must not travel to
+ * Builds the got instances of each provider (one per timeout mode) with every fixed option set here, so a request only adds
+ * its body and its request id. Redirects are not followed (a key must not travel to
  * another host), nothing is retried (the caller's SDK decides), nothing is decompressed (we do not ask for it).
  */
 export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
