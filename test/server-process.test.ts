@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startMockUpstream } from './helpers/mock-upstream.js';
 import { runServerExpectingExit, startServerProcess, streamUnderWay } from './helpers/server-process.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
@@ -26,15 +26,20 @@ t.test('binding a non-loopback address without caller keys refuses to start with
   t.match(output, /refusing to serve anonymously on 0\.0\.0\.0.*GATEWAY_API_KEYS/);
 });
 
-t.test('SIGTERM lets a running stream finish, then the process exits 0', async (t) => {
-  const provider = await slowProvider(10, 100);
+/** Starts a stream of `chunks` chunks (100 ms apart) through the server process, then sends SIGTERM mid-stream. */
+async function sigtermMidStream(t: Test, chunks: number, graceMs: number) {
+  const provider = await slowProvider(chunks, 100);
   t.teardown(() => provider.close());
-  const server = await startServerProcess({ LOCAL_LLM_BASE_URL: `${provider.origin}/v1`, SHUTDOWN_GRACE_MS: '10000' });
+  const server = await startServerProcess({ LOCAL_LLM_BASE_URL: `${provider.origin}/v1`, SHUTDOWN_GRACE_MS: String(graceMs) });
   t.teardown(() => server.child.kill('SIGKILL'));
-
   const stream = await streamUnderWay(server.origin, streamAsk);
+  const signalledAt = Date.now();
   server.child.kill('SIGTERM');
-  const text = await stream.rest();
+  return { server, signalledAt, text: await stream.rest() };
+}
+
+t.test('SIGTERM lets a running stream finish, then the process exits 0', async (t) => {
+  const { server, text } = await sigtermMidStream(t, 10, 10_000);
   t.match(text, /9 /, 'every chunk arrived');
   t.ok(text.endsWith('data: [DONE]\n\n'), 'the stream completed normally');
   t.notMatch(text, /shutting_down/);
@@ -43,15 +48,7 @@ t.test('SIGTERM lets a running stream finish, then the process exits 0', async (
 });
 
 t.test('a stream still running when SHUTDOWN_GRACE_MS ends gets a final shutting_down event; exit 0', async (t) => {
-  const provider = await slowProvider(100, 100);
-  t.teardown(() => provider.close());
-  const server = await startServerProcess({ LOCAL_LLM_BASE_URL: `${provider.origin}/v1`, SHUTDOWN_GRACE_MS: '300' });
-  t.teardown(() => server.child.kill('SIGKILL'));
-
-  const stream = await streamUnderWay(server.origin, streamAsk);
-  const signalledAt = Date.now();
-  server.child.kill('SIGTERM');
-  const text = await stream.rest();
+  const { server, signalledAt, text } = await sigtermMidStream(t, 100, 300);
   const last = text.trim().split('\n\n').at(-1)!;
   t.match(JSON.parse(last.slice('data: '.length)), { error: { gateway_code: 'shutting_down', origin: 'gateway' } });
   t.equal(await server.exited, 0);
