@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { Usage } from '../generated/types/usage.js';
-import { editTopLevel, replaceSpan, scanTopLevel, setTopLevelString, topLevelValueAt } from '../engine/json-top-level.js';
+import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt } from '../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
 
@@ -37,16 +37,14 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
       const usageIndex = scan.keys.lastIndexOf('usage');
       const usageSpan = usageIndex < 0 ? undefined : scan.values[usageIndex]!;
       const usage = usageSpan ? (parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined) : undefined;
-      if (!hideUsage) {
-        const frames = sseData(setTopLevelString(data, scan, 'model', routingModel));
-        return usage ? { frames, usage } : { frames };
-      }
-      // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
-      const choicesIndex = scan.keys.indexOf('choices');
-      const choices = choicesIndex < 0 ? '' : data.slice(scan.values[choicesIndex]!.start, scan.values[choicesIndex]!.end);
-      if (usage && /^\[\s*\]$/.test(choices)) return { frames: '', usage };
       const edits = new Map<string, string | undefined>([['model', encodedModel]]);
-      if (usageSpan) edits.set('usage', undefined);
+      if (hideUsage) {
+        // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
+        const choicesIndex = scan.keys.indexOf('choices');
+        const choices = choicesIndex < 0 ? '' : data.slice(scan.values[choicesIndex]!.start, scan.values[choicesIndex]!.end);
+        if (usage && /^\[\s*\]$/.test(choices)) return { frames: '', usage };
+        if (usageSpan) edits.set('usage', undefined);
+      }
       const frames = sseData(editTopLevel(data, scan, edits));
       return usage ? { frames, usage } : { frames };
     },

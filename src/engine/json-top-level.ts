@@ -32,20 +32,12 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
   i = skipSpace(text, bodyStart);
   if (text.charCodeAt(i) === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
   for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
-    const keyEnd = stringEnd(text, i);
-    if (keyEnd < 0) return undefined;
-    const keyStart = i;
-    const rawKey = text.slice(i + 1, keyEnd - 1);
-    i = skipSpace(text, keyEnd);
-    if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
-    const start = skipSpace(text, i + 1);
-    const end = valueEnd(text, start);
-    if (end < 0) return undefined;
-    keys.push(rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey);
-    keyStarts.push(keyStart);
-    values.push({ start, end });
-    i = skipSpace(text, end);
+    const entry = entryAt(text, i);
+    if (!entry) return undefined;
+    keys.push(entry.rawKey.includes('\\') ? (JSON.parse(`"${entry.rawKey}"`) as string) : entry.rawKey);
+    keyStarts.push(i);
+    values.push(entry.value);
+    i = skipSpace(text, entry.value.end);
     const separator = text.charCodeAt(i);
     if (separator === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
     if (separator !== 0x2c /* , */) return undefined;
@@ -62,16 +54,10 @@ export function topLevelValueAt(text: string, keyAt: number): Span | undefined {
   if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
   i = skipSpace(text, i + 1);
   while (i <= keyAt) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
-    const keyEnd = stringEnd(text, i);
-    if (keyEnd < 0) return undefined;
-    const colon = skipSpace(text, keyEnd);
-    if (text.charCodeAt(colon) !== 0x3a /* : */) return undefined;
-    const start = skipSpace(text, colon + 1);
-    const end = valueEnd(text, start);
-    if (end < 0) return undefined;
-    if (i === keyAt) return { start, end };
-    i = skipSpace(text, end);
+    const entry = entryAt(text, i);
+    if (!entry) return undefined;
+    if (i === keyAt) return entry.value;
+    i = skipSpace(text, entry.value.end);
     if (text.charCodeAt(i) !== 0x2c /* , */) return undefined;
     i = skipSpace(text, i + 1);
   }
@@ -116,6 +102,19 @@ export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMa
   }
   const last = scan.values.at(-1);
   return out + text.slice(last ? last.end : scan.bodyStart);
+}
+
+/** The `"key": value` entry whose key opens at `i`: the key as written (escapes undecoded) and the value's span. */
+function entryAt(text: string, i: number): { rawKey: string; value: Span } | undefined {
+  if (text.charCodeAt(i) !== QUOTE) return undefined;
+  const keyEnd = stringEnd(text, i);
+  if (keyEnd < 0) return undefined;
+  const colon = skipSpace(text, keyEnd);
+  if (text.charCodeAt(colon) !== 0x3a /* : */) return undefined;
+  const start = skipSpace(text, colon + 1);
+  const end = valueEnd(text, start);
+  if (end < 0) return undefined;
+  return { rawKey: text.slice(i + 1, keyEnd - 1), value: { start, end } };
 }
 
 function skipSpace(text: string, i: number): number {
