@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { cpuMicros, rssBytes } from './proc-stats.js';
 
 const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
 
@@ -32,18 +32,11 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     child.once('exit', (code) => reject(new Error(`gateway exited with ${code} before listening: ${output}`)));
   });
   const pid = child.pid!;
-  const ticksPerSecond = 100; // Linux USER_HZ
   return {
     origin,
     pid,
-    cpuMicros() {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
-    },
-    rssBytes() {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-    },
+    cpuMicros: () => cpuMicros(pid),
+    rssBytes: () => rssBytes(pid),
     async stop() {
       child.kill('SIGTERM');
       await once(child, 'exit');

@@ -56,10 +56,6 @@ export async function startGatewayChild(env: Record<string, string>): Promise<Ga
   };
 }
 
-export function rssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-}
 
 const TCP_STATES: Readonly<Record<string, string>> = {
   '01': 'ESTABLISHED',

@@ -11,7 +11,8 @@ import { runCallers, type CallerMode, type CallResult, type CallSpec } from './c
 import { abortDelayMs, judge, OUTCOME_DISCONNECTED, OUTCOME_HUNG, percentile, type Verdict } from './checks.js';
 import { envInt, loadSoakRoutes, PROVIDER_KEY, PROVIDER_KEY_ENV, PROVIDER_URL_ENV } from './common.js';
 import { JSON_FAULTS, startMockProvider, STREAM_FAULTS, type FaultKind, type ProviderPlan } from './mock-provider.js';
-import { rssBytes, startGatewayChild, tcpSocketsOf } from './proc.js';
+import { rssBytes } from '../bench/proc-stats.js';
+import { startGatewayChild, tcpSocketsOf } from './proc.js';
 
 const SECONDS = envInt('SOAK_SECONDS', 60);
 const WARMUP_SECONDS = envInt('SOAK_WARMUP_SECONDS', 5);
