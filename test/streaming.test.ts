@@ -60,6 +60,26 @@ t.test('events split at every few bytes, with CRLF, comments and multi-byte char
   t.equal(chunks.map((c) => c.choices[0]!.delta.content).join(''), texts.join(''));
 });
 
+t.test('a whole CRLF stream in one read (comment first, first event cut from the rest) arrives whole and in order', async (t) => {
+  const texts = Array.from({ length: 300 }, (_, i) => `tok${i} ü `);
+  const body = ': keep-alive\r\n\r\n' + sseBody(texts.map((text) => chunk('gpt-4o-2024-11-20', { content: text })), { eol: '\r\n' });
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(body);
+  });
+  const raw = await (await gateway.post(ask)).text();
+  t.match(raw, /^: keep-alive\n\ndata: /);
+  const events = raw.split('\n\n').filter((frame) => frame.startsWith('data: ')).map((frame) => frame.slice(6));
+  t.equal(events.length, texts.length + 1);
+  t.equal(events.at(-1), '[DONE]');
+  const chunks = events.slice(0, -1).map((event) => JSON.parse(event) as { model: string; choices: { delta: { content: string } }[] });
+  t.ok(chunks.every((c) => c.model === 'mock/gpt-4o'));
+  t.same(
+    chunks.map((c) => c.choices[0]!.delta.content),
+    texts,
+  );
+});
+
 t.test('a multi-line data field stays one event', async (t) => {
   const { gateway } = await withStream(t, (res) => {
     startEventStream(res);

@@ -54,31 +54,41 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   let idle = setTimeout(onIdle, idleMs);
   let ended = false;
 
+  /** Parses and translates one piece of a read; returns the frames for the caller. */
+  const translatePiece = (piece: Buffer): string => {
+    let frames = '';
+    for (const message of parser.push(piece)) {
+      const step = translator.translate(message);
+      frames += step.frames;
+      if (step.usage) record.usage = step.usage;
+      if (step.end) {
+        ended = true;
+        if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
+        // Keep reading briefly so a well-behaved provider's connection returns to the pool.
+        clearTimeout(idle);
+        idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
+        break;
+      }
+    }
+    return frames;
+  };
+
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
       idle.refresh();
       if (ended) continue; // drain what follows the end marker so the connection can be reused
-      let frames = '';
-      for (const message of parser.push(chunk)) {
-        const step = translator.translate(message);
-        frames += step.frames;
-        if (step.usage) record.usage = step.usage;
-        if (record.firstEventMs === null && frames !== '') {
-          // The first event goes out at once, not after the rest of its read is translated (time to first token).
+      // Until the caller has its first event, that event is parsed alone and sent before the rest of its read.
+      for (const piece of record.firstEventMs === null ? splitAfterFirstEvent(chunk) : [chunk]) {
+        if (ended) break;
+        const frames = translatePiece(piece);
+        if (frames === '') continue;
+        if (record.firstEventMs === null) {
           record.firstEventMs = round(performance.now() - record.startedAt);
           res.write(frames);
-          frames = '';
+          // A write corks the socket until the next tick; the first event must not wait for the rest of the read.
+          res.uncork();
+          continue;
         }
-        if (step.end) {
-          ended = true;
-          if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
-          // Keep reading briefly so a well-behaved provider's connection returns to the pool.
-          clearTimeout(idle);
-          idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
-          break;
-        }
-      }
-      if (frames !== '') {
         if (!res.write(frames) && !ended) {
           clearTimeout(idle);
           if (!(await drained(res))) return;
@@ -114,6 +124,13 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   } finally {
     clearTimeout(idle);
   }
+}
+
+/** The read cut after its first blank line (the end of its first event), or whole when it has none. */
+function splitAfterFirstEvent(chunk: Buffer): Buffer[] {
+  const lf = chunk.indexOf('\n\n');
+  const end = lf >= 0 ? lf + 2 : chunk.indexOf('\r\n\r\n') + 4;
+  return end > 3 && end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk];
 }
 
 function interrupted(provider: RuntimeProvider, what: string): GatewayError {
