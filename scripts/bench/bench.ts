@@ -16,21 +16,27 @@
 // CPUs), BENCH_MEMORY_SECONDS (300; setting it also selects the memory mode), BENCH_MEMORY_WARMUP_SECONDS (30).
 // Flags: --quick, --soak-memory[=seconds], --no-write. Loopback only; every child is killed on the way out.
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import type { Command, LoadCommand, LoadResult, Reply, SequentialCommand, SequentialResult, SequentialResults } from './bench-protocol.js';
 import { median, rssBytes } from './proc-stats.js';
+import {
+  BENCHMARKS_MD,
+  describeMachine as machineLines,
+  ensureBuilt,
+  packageVersion,
+  readBlock,
+  REPO,
+  SERVER,
+  transpile as transpileInto,
+  writeBlock as writeReportBlock,
+} from './report.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const HERE = fileURLToPath(new URL('./', import.meta.url));
-const SERVER = join(REPO, 'dist', 'server.js');
-const BENCHMARKS_MD = join(REPO, 'BENCHMARKS.md');
 
 // ---------------------------------------------------------------------------------------------- settings
 
@@ -158,14 +164,10 @@ function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...extra };
 }
 
-/** Transpiles a standalone TypeScript file (node: imports only) to plain JavaScript, so it runs without a loader. */
+/** Transpiles a standalone TypeScript file (node: imports only) into this run's temporary folder. */
 function transpile(file: string): string {
   tmpDir ??= mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
-  const source = readFileSync(join(HERE, file), 'utf8');
-  const output = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext }, fileName: file });
-  const target = join(tmpDir, file.replace(/\.ts$/, '.mjs'));
-  writeFileSync(target, output.outputText);
-  return target;
+  return transpileInto(file, tmpDir);
 }
 
 async function firstMessage<T>(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<T> {
@@ -299,45 +301,11 @@ const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(dig
 const ms = (n: number) => fixed(n, n < 10 ? 2 : 1);
 
 function describeMachine(): string[] {
-  const cpus = os.cpus();
-  const load = os.loadavg().map((n) => n.toFixed(2)).join(', ');
-  return [
-    `- CPU: ${cpus[0]?.model.trim() ?? 'unknown'}, ${cpus.length} cores (${os.arch()}), ${mib(os.totalmem()).toFixed(0)} MiB RAM`,
-    `- OS: ${os.type()} ${os.release()}; Node ${process.version}; autocannon ${packageVersion('autocannon')}`,
-    `- Date: ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}; load average at start: ${load}`,
-    `- Measured: ${describeBuild()}`,
-  ];
+  return machineLines(`autocannon ${packageVersion('autocannon')}`);
 }
 
-function packageVersion(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '?';
-  }
-}
-
-/** Which gateway was measured: dist/ as it was (a hash of its .js files), and the commit it sits on. */
-function describeBuild(): string {
-  const hash = createHash('sha256');
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.js')) hash.update(path.slice(REPO.length)).update(readFileSync(path));
-    }
-  };
-  walk(join(REPO, 'dist'));
-  let commit = 'no git';
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: REPO, encoding: 'utf8' }).trim();
-    if (dirty) commit += ` + uncommitted changes in src/`;
-  } catch {
-    // not a git checkout
-  }
-  const built = statSync(SERVER).mtime.toISOString().replace(/\.\d+Z$/, 'Z');
-  return `dist/ sha256 ${hash.digest('hex').slice(0, 12)} (dist/server.js built ${built}), on commit ${commit}`;
+function writeBlock(name: string, content: string): void {
+  writeReportBlock(name, content, TEMPLATE);
 }
 
 function commandLine(): string {
@@ -349,30 +317,6 @@ function commandLine(): string {
   const base = npm === 'bench' || npm === 'bench:quick' ? `npm run ${npm}` : 'npx tsx scripts/bench/bench.ts';
   const args = npm === 'bench:quick' ? argv.filter((arg) => arg !== '--quick') : argv;
   return [...settings, base, ...(args.length ? (npm ? ['--', ...args] : args) : [])].join(' ');
-}
-
-/** Replaces the block between `<!-- BENCH:<name>:BEGIN -->` and its END in BENCHMARKS.md (created from the template if missing). */
-function writeBlock(name: string, content: string): void {
-  const begin = `<!-- BENCH:${name}:BEGIN -->`;
-  const end = `<!-- BENCH:${name}:END -->`;
-  let text = existsSync(BENCHMARKS_MD) ? readFileSync(BENCHMARKS_MD, 'utf8') : TEMPLATE;
-  const block = `${begin}\n${content.trimEnd()}\n${end}`;
-  const from = text.indexOf(begin);
-  const to = text.indexOf(end);
-  if (from !== -1 && to > from) text = text.slice(0, from) + block + text.slice(to + end.length);
-  else {
-    const optimisations = text.indexOf('## Optimisations');
-    text = optimisations === -1 ? `${text.trimEnd()}\n\n${block}\n` : `${text.slice(0, optimisations)}${block}\n\n${text.slice(optimisations)}`;
-  }
-  writeFileSync(BENCHMARKS_MD, text);
-}
-
-function readBlock(name: string): string | null {
-  if (!existsSync(BENCHMARKS_MD)) return null;
-  const text = readFileSync(BENCHMARKS_MD, 'utf8');
-  const from = text.indexOf(`<!-- BENCH:${name}:BEGIN -->`);
-  const to = text.indexOf(`<!-- BENCH:${name}:END -->`);
-  return from !== -1 && to > from ? text.slice(from, to) : null;
 }
 
 const TEMPLATE = `# Benchmarks
@@ -820,18 +764,7 @@ function slopePerMinute(points: ReadonlyArray<readonly [number, number]>): numbe
 
 // ---------------------------------------------------------------------------------------------- main
 
-if (!existsSync(SERVER)) {
-  process.stderr.write('bench: dist/server.js is missing; running `npm run build` first\n');
-  execFileSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'inherit' });
-}
-const newest = (dir: string): number =>
-  readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => {
-    const path = join(dir, entry.name);
-    return Math.max(max, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }, 0);
-if (existsSync(join(REPO, 'src')) && newest(join(REPO, 'src')) > statSync(SERVER).mtimeMs) {
-  process.stderr.write('bench: note: src/ has changes newer than dist/; measuring dist/ as it is (run `npm run build` to include them)\n');
-}
+ensureBuilt('bench');
 
 try {
   if (SOAK) await memorySoak();
