@@ -1,0 +1,276 @@
+// `npm run bench:instructions` (issue 5): CPU per request counted as instructions under valgrind's callgrind.
+// Unlike CPU time, an instruction count is the same run after run whatever else the machine is doing (this
+// project's VMs have heavy steal time, which makes `npm run bench` swing by ±15%), so it can tell a 1% change
+// on the hot path and be compared commit to commit.
+//
+// Three targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
+// (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
+// the floor for any gateway that keeps got), and the gateway (`node dist/server.js`, default configuration).
+// Each target first serves BENCH_INSTR_WARMUP requests (1000) of every scenario (non-streamed; 20-event
+// streams) to warm the JIT; then, per scenario, its counters are zeroed and BENCH_INSTR_REQUESTS (1000) are
+// served and counted, at 8 keep-alive connections; every answer is checked. Counts are user-space instructions of the whole process
+// (all threads, GC and JIT included); the kernel's work in system calls is not counted, so CPU time ratios
+// (`npm run bench`) come out larger than these.
+//
+//   npm run bench:instructions                 about 10 minutes on 2 cores; writes its block of BENCHMARKS.md
+//   npm run bench:instructions -- --no-write   prints only
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeMachine, ensureBuilt, REPO, SERVER, transpile, writeBlock } from './report.js';
+
+const argv = process.argv.slice(2);
+for (const arg of argv) {
+  if (arg !== '--no-write') {
+    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write)\n`);
+    process.exit(2);
+  }
+}
+const WRITE = !argv.includes('--no-write');
+const WARMUP = count('BENCH_INSTR_WARMUP', 1000);
+const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
+const CONNECTIONS = 8;
+const ROUTING_MODEL = 'local/llama3.2';
+const UPSTREAM_MODEL = 'llama3.2';
+/** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
+const HOST = '127.0.0.1';
+
+function count(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1 || value > 1_000_000) {
+    process.stderr.write(`bench:instructions: ${name} must be an integer in 1..1000000\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+interface Scenario {
+  readonly label: string;
+  readonly streamed: boolean;
+  readonly body: string;
+}
+
+const MESSAGES = [{ role: 'user', content: 'Say hello.' }];
+const SCENARIOS: readonly Scenario[] = [
+  { label: 'non-streamed', streamed: false, body: JSON.stringify({ model: ROUTING_MODEL, messages: MESSAGES, max_tokens: 64 }) },
+  { label: 'streamed, 20 events', streamed: true, body: JSON.stringify({ model: ROUTING_MODEL, messages: MESSAGES, stream: true, max_tokens: 20 }) },
+];
+
+// ---------------------------------------------------------------------------------------------- children
+
+const children = new Set<ChildProcess>();
+mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
+// Inside node_modules so that got-proxy.mjs finds `got`; removed on the way out.
+const workDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-instructions-'));
+
+function stopAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(workDir, { recursive: true, force: true });
+}
+process.on('exit', stopAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+function fail(message: string): never {
+  process.stderr.write(`bench:instructions: FAILED: ${message}\n`);
+  process.exit(1);
+}
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOST, ...extra };
+}
+
+/** `value`, or a failed run when `child` exits first or is not ready within 120 s (valgrind starts node slowly). */
+async function whenReady<T>(child: ChildProcess, what: string, value: Promise<T>): Promise<T> {
+  const cancel = new AbortController();
+  const exited = once(child, 'exit', { signal: cancel.signal }).then(() => fail(`${what} exited before it was ready`), () => value);
+  const timeout = sleep(120_000, undefined, { signal: cancel.signal }).then(() => fail(`${what} not ready within 120 s`), () => value);
+  try {
+    return await Promise.race([value, exited, timeout]);
+  } finally {
+    cancel.abort();
+  }
+}
+
+const portMessage = (child: ChildProcess) => once(child, 'message').then(([value]) => (value as { port: number }).port);
+
+interface CountedTarget {
+  readonly name: string;
+  readonly url: string;
+  /** The model every answer must carry. */
+  readonly model: string;
+  readonly pid: number;
+  /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost the target. */
+  count(work: () => Promise<void>): Promise<number>;
+}
+
+/** Starts `node <script>` under callgrind; the script reports its port over IPC, or (the gateway) prints `listening on <url>`. */
+async function startCounted(name: string, script: string, extraEnv: Record<string, string>, model: string, ready: 'ipc' | 'stdout'): Promise<CountedTarget> {
+  const outFile = join(workDir, `${name.replace(/\W+/g, '-')}.%p`);
+  const child = track(
+    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, script], {
+      cwd: REPO,
+      env: env(extraEnv),
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    }),
+  );
+  let stderrTail = '';
+  child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-2000)));
+  let head: string | null = '';
+  const listening = new Promise<string>((resolve) => {
+    child.stdout!.on('data', (piece: Buffer) => {
+      if (head === null) return; // the gateway's request log: drained, not kept
+      head += piece.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(head);
+      if (match) {
+        head = null;
+        resolve(match[1]!);
+      }
+    });
+  });
+  const origin = await whenReady(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : listening);
+  child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
+  const pid = child.pid!;
+  let dumps = 0;
+  const control = (command: string) => execFileSync('callgrind_control', [command, String(pid)], { env: env({}), stdio: 'ignore' });
+  return {
+    name,
+    url: `${origin}/v1/chat/completions`,
+    model,
+    pid,
+    async count(work) {
+      control('-z');
+      await work();
+      control('-d');
+      const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
+      for (let waited = 0; waited < 120_000; waited += 200) {
+        const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
+        if (totals) return Number(totals[1]);
+        await sleep(200);
+      }
+      return fail(`no callgrind dump from ${name} within 120 s`);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- load
+
+/** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */
+async function drive(target: CountedTarget, scenario: Scenario, total: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let left = total;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(target.url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () => {
+          const problem = checkAnswer(res.statusCode ?? 0, Buffer.concat(parts).toString(), scenario, target.model);
+          if (problem) reject(new Error(`${target.name}, ${scenario.label}: ${problem}`));
+          else resolve();
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(scenario.body);
+    });
+  try {
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (left-- > 0) await one();
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+}
+
+function checkAnswer(status: number, body: string, scenario: Scenario, model: string): string | null {
+  if (status !== 200) return `HTTP ${status}: ${body.slice(0, 200)}`;
+  if (!scenario.streamed) return (JSON.parse(body) as { model?: unknown }).model === model ? null : 'wrong model';
+  const events = body.split('\n\n').filter((frame) => frame.startsWith('data: '));
+  if (events.at(-1) !== 'data: [DONE]') return 'the stream did not end with [DONE]';
+  const chunks = events.slice(0, -1).map((event) => JSON.parse(event.slice(6)) as { model?: unknown });
+  if (chunks.length !== 20 || chunks.some((chunk) => chunk.model !== model)) return `expected 20 chunks of model ${model}`;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+try {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' });
+} catch {
+  fail('valgrind (with callgrind_control) is not installed; on Debian: apt-get install valgrind');
+}
+ensureBuilt('bench:instructions');
+const started = Date.now();
+const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
+process.stderr.write(`bench:instructions: 3 targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+
+const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+const upstreamPort = String(await whenReady(mock, 'the mock provider', portMessage(mock)));
+const targets = await Promise.all([
+  startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+  startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+  startCounted('gateway', SERVER, { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0' }, ROUTING_MODEL, 'stdout'),
+]);
+
+// The targets run side by side: an instruction count does not depend on what the other core is doing.
+const perRequest = new Map<string, number>();
+await Promise.all(
+  targets.map(async (target) => {
+    // Every scenario warms up before any is counted, so no count holds the JIT still compiling for the next one.
+    for (const scenario of SCENARIOS) await drive(target, scenario, WARMUP);
+    for (const scenario of SCENARIOS) {
+      const instructions = await target.count(() => drive(target, scenario, REQUESTS));
+      perRequest.set(`${target.name}|${scenario.label}`, instructions / REQUESTS);
+      process.stderr.write(`${target.name.padEnd(9)} ${scenario.label.padEnd(20)} ${(instructions / REQUESTS / 1e6).toFixed(3)} M instructions per request\n`);
+    }
+  }),
+);
+
+const settings = ['BENCH_INSTR_WARMUP', 'BENCH_INSTR_REQUESTS']
+  .filter((name) => process.env[name])
+  .map((name) => `${name}=${process.env[name]} `)
+  .join('');
+const millions = (n: number) => (n / 1e6).toFixed(2);
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+const rows = SCENARIOS.map((scenario) => {
+  const [raw, got, gateway] = ['raw proxy', 'got proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number];
+  return { scenario, raw, got, gateway };
+});
+const markdown = [
+  '## Instructions per request (callgrind)',
+  '',
+  ...machine,
+  `- Command: \`${settings}npm run bench:instructions\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
+  '',
+  '| Scenario | raw proxy | got proxy (raw + got) | gateway | got proxy ÷ raw | gateway ÷ raw | gateway ÷ got proxy |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    ({ scenario, raw, got, gateway }) =>
+      `| ${scenario.label} | ${millions(raw)} M | ${millions(got)} M | ${millions(gateway)} M | ${ratio(got, raw)} | **${ratio(gateway, raw)}** | ${ratio(gateway, got)} |`,
+  ),
+  '',
+  '- User-space instructions of the whole target process per request (JIT, GC and every thread included; system calls',
+  '  not counted), the same figure run after run on a given build, whatever else the machine is doing.',
+  "- *got proxy*: the raw proxy with its upstream call made by got as the gateway configures it, nothing parsed or rewritten:",
+  '  the least any gateway that keeps got can spend. The budget (gateway ≤ 2× raw) is below it whenever *got proxy ÷ raw* exceeds 2×.',
+  `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
+].join('\n');
+process.stdout.write(`\n${markdown}\n`);
+if (WRITE) {
+  writeBlock('INSTRUCTIONS', markdown, '# Benchmarks\n');
+  process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
+}
+mock.kill('SIGKILL');
+process.exit(0);
