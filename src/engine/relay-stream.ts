@@ -129,8 +129,9 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
 /** The read cut after its first blank line (the end of its first event), or whole when it has none. */
 function splitAfterFirstEvent(chunk: Buffer): Buffer[] {
   const lf = chunk.indexOf('\n\n');
-  const end = lf >= 0 ? lf + 2 : chunk.indexOf('\r\n\r\n') + 4;
-  return end > 3 && end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk];
+  const crlf = lf >= 0 ? -1 : chunk.indexOf('\r\n\r\n');
+  const end = lf >= 0 ? lf + 2 : crlf >= 0 ? crlf + 4 : chunk.length;
+  return end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk];
 }
 
 function interrupted(provider: RuntimeProvider, what: string): GatewayError {
