@@ -1,12 +1,13 @@
 // `npm run bench` (issue 5): the built gateway (dist/, as ops run it) side by side with a raw Node
-// pass-through proxy, both in front of the same fast local mock provider, under the same autocannon load.
+// pass-through proxy, and with that proxy calling its upstream through got (the floor for a gateway that keeps
+// got), all in front of the same fast local mock provider, under the same autocannon load.
 //
 // Every party is its own process: the mock provider, the gateway (`node dist/server.js`, default
-// configuration: logs at info on a pipe this process drains, metrics on), the raw proxy, and the load
+// configuration: logs at info on a pipe this process drains, metrics on), the two proxies, and the load
 // generator (autocannon plus a sequential client for time to first event). This process only starts them,
 // sends commands and writes the report, so the CPU time /proc gives for a target is that target's alone.
 //
-//   npm run bench                       the comparison (about 5 minutes with the defaults); writes BENCHMARKS.md
+//   npm run bench                       the comparison (about 9 minutes with the defaults); writes BENCHMARKS.md
 //   npm run bench:quick                 1 round of 3 s, prints only
 //   npm run bench -- --soak-memory      steady mixed load on the gateway, RSS every 5 s; writes BENCHMARKS.md
 //
@@ -17,7 +18,7 @@
 // Flags: --quick, --soak-memory[=seconds], --no-write. Loopback only; every child is killed on the way out.
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -93,7 +94,7 @@ interface Scenario {
 }
 
 function requestBody(events: number | null): string {
-  // max_tokens is forwarded untouched by both targets; the mock streams that many events.
+  // max_tokens is forwarded untouched by every target; the mock streams that many events.
   return JSON.stringify(events === null ? { model: ROUTING_MODEL, messages: MESSAGES, max_tokens: 64 } : { model: ROUTING_MODEL, messages: MESSAGES, stream: true, max_tokens: events });
 }
 
@@ -164,9 +165,12 @@ function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...extra };
 }
 
-/** Transpiles a standalone TypeScript file (node: imports only) into this run's temporary folder. */
+/** Transpiles a standalone TypeScript file into this run's temporary folder, inside node_modules so `got` resolves. */
 function transpile(file: string): string {
-  tmpDir ??= mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
+  if (!tmpDir) {
+    mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
+    tmpDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-bench-'));
+  }
   return transpileInto(file, tmpDir);
 }
 
@@ -354,7 +358,7 @@ The gateway is measured as ops run it: \`node dist/server.js\` with its default 
 const METHOD = `## Method
 
 - **Processes.** Each party runs in its own process, so the CPU time that \`/proc/<pid>/stat\` gives (user +
-  system, all threads, 10 ms ticks) is one target's alone: the mock provider, the gateway, the raw proxy,
+  system, all threads, 10 ms ticks) is one target's alone: the mock provider, the gateway, the raw and got proxies,
   the load generator, and the orchestrator (\`scripts/bench/bench.ts\`), which only starts them, drains the
   gateway's log pipe and writes the report. With \`BENCH_PIN=on\` (the default on 2+ cores) the target under
   load runs on CPU 0 and everything else on the other CPUs (\`taskset -a\`), so a target never shares its core
@@ -367,18 +371,20 @@ const METHOD = `## Method
   path and headers passed as they are, request and response piped, nothing parsed or rewritten; a 502 on an
   upstream error, the upstream request aborted when the caller leaves. Transpiled to plain JavaScript and run
   with \`node\`, like \`dist/\`.
+- **got proxy** (\`got-proxy.ts\`): the raw proxy with its upstream call made by \`got.stream\`, configured as the
+  gateway configures got (every fixed option in \`got.extend\` at start-up, timeouts included). Nothing else
+  differs, so *got proxy ÷ raw* is got's own cost: the least a gateway that keeps got can reach.
 - **Load**: autocannon (programmatic, in \`load-generator.ts\`), a fixed number of keep-alive connections each
   sending its next request as soon as the previous answer is complete, a warm-up, then the measured window.
   CPU µs per request = the target's CPU time over the window ÷ answers completed in it. Latency is per
   answer, to its last byte. Every answer is checked in passing (the \`model\` the caller must see, a stream's
   first event and final \`[DONE]\`); any error, timeout, non-2xx or failed check fails the run.
 - **Time to first event (TTFE)**: with no other load, one request at a time over one keep-alive connection per
-  target, alternating between the gateway and the raw proxy (so anything else happening on the machine hits
-  both alike), the time from sending the request to the first body byte of the first \`data:\` event (for
+  target, alternating between the targets (so anything else happening on the machine hits them alike), the time from sending the request to the first body byte of the first \`data:\` event (for
   non-streamed answers: the first body byte). These answers are checked in full: every chunk's \`model\`, the
   number of events, no \`usage\` the caller did not ask for, \`[DONE]\` last.
-- **Rounds**: every round runs each scenario on both targets in turn (the order alternates), so drift on the
-  machine hits both; figures are the median over the rounds (CPU per request also shows the rounds' range).
+- **Rounds**: every round runs each scenario on every target in turn (the order alternates), so drift on the
+  machine hits them all; figures are the median over the rounds (CPU per request also shows the rounds' range).
   *Other CPU* is the machine's busy time (\`/proc/stat\`) during a measured window not spent by any bench
   process. A run during which it exceeds \`BENCH_MAX_OTHER_CPU\` (15% of a core) is made again, up to
   \`BENCH_RETRIES\` (2) times, and the quietest attempt is kept.
@@ -438,9 +444,9 @@ async function comparison(): Promise<void> {
   const started = Date.now();
   const machine = describeMachine();
   const perRun = WARMUP_SECONDS + SECONDS;
-  const estimate = ROUNDS * SCENARIOS.length * 2 * (perRun + 3) + 15;
+  const estimate = ROUNDS * SCENARIOS.length * 3 * (perRun + 3) + 15;
   process.stderr.write(
-    `bench: ${ROUNDS} round(s) × ${SCENARIOS.length} scenarios × 2 targets, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured at ${CONNECTIONS} connections, ` +
+    `bench: ${ROUNDS} round(s) × ${SCENARIOS.length} scenarios × 3 targets, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured at ${CONNECTIONS} connections, ` +
       `${TTFE_REQUESTS} sequential requests for TTFE; pinning ${PIN ? `on (targets on CPU ${TARGET_CPUS}, the rest on ${OTHER_CPUS})` : 'off'}; about ${Math.ceil(estimate / 60)} min (more if runs are made again)\n`,
   );
   // Bounded even if every run had to be made again.
@@ -449,6 +455,7 @@ async function comparison(): Promise<void> {
 
   const mock = await startForked('bench-mock-provider.ts', 'the mock provider', {});
   const raw = await startForked('raw-proxy.ts', 'the raw proxy', { UPSTREAM_PORT: String(mock.port) });
+  const gotProxy = await startForked('got-proxy.ts', 'the got proxy', { UPSTREAM_PORT: String(mock.port) });
   const gateway = await startGateway(mock.port);
   const loader = await startLoadGenerator();
   pin(mock.child.pid!, OTHER_CPUS);
@@ -456,9 +463,16 @@ async function comparison(): Promise<void> {
   pin(process.pid, OTHER_CPUS);
   pin(gateway.pid, TARGET_CPUS);
   pin(raw.child.pid!, TARGET_CPUS);
-  const targets: readonly Target[] = [gateway, { name: 'raw proxy', url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.child.pid!, model: UPSTREAM_MODEL }];
-  const benchPids = [process.pid, mock.child.pid!, raw.child.pid!, gateway.pid, loader.pid];
-  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, gateway pid ${gateway.pid} (${gateway.origin}), raw proxy pid ${raw.child.pid}, load generator pid ${loader.pid}\n`);
+  pin(gotProxy.child.pid!, TARGET_CPUS);
+  const targets: readonly Target[] = [
+    gateway,
+    { name: 'raw proxy', url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.child.pid!, model: UPSTREAM_MODEL },
+    { name: 'got proxy', url: `http://127.0.0.1:${gotProxy.port}/v1/chat/completions`, pid: gotProxy.child.pid!, model: UPSTREAM_MODEL },
+  ];
+  const benchPids = [process.pid, mock.child.pid!, raw.child.pid!, gotProxy.child.pid!, gateway.pid, loader.pid];
+  process.stderr.write(
+    `bench: mock provider pid ${mock.child.pid}, gateway pid ${gateway.pid} (${gateway.origin}), raw proxy pid ${raw.child.pid}, got proxy pid ${gotProxy.child.pid}, load generator pid ${loader.pid}\n`,
+  );
 
   const samples = new Map<string, Sample[]>();
   let foreignMax = 0;
@@ -506,7 +520,7 @@ async function comparison(): Promise<void> {
         );
       }
 
-      // Time to first event: both targets, requests alternating, no other load; made again like a load run when disturbed.
+      // Time to first event: every target, requests alternating, no other load; made again like a load run when disturbed.
       let sequential: SequentialResults | undefined;
       let sequentialForeign = Number.POSITIVE_INFINITY;
       for (let attempt = 0; attempt <= RETRIES; attempt++) {
@@ -563,12 +577,14 @@ async function comparison(): Promise<void> {
   for (const scenario of SCENARIOS) {
     const gw = get(scenario, 'gateway');
     const rp = get(scenario, 'raw proxy');
-    for (const [name, s] of [['gateway', gw], ['raw proxy', rp]] as const) {
+    const gp = get(scenario, 'got proxy');
+    for (const [name, s] of [['gateway', gw], ['raw proxy', rp], ['got proxy', gp]] as const) {
       const range = ROUNDS > 1 ? ` (${fixed(s.cpuPerRequestMin, 0)}–${fixed(s.cpuPerRequestMax, 0)})` : '';
       const ttfe = `${scenario.events === null ? '(' : ''}${ms(s.ttfeP50)} / ${ms(s.ttfeP99)}${scenario.events === null ? ')' : ''}`;
       table.push(`| ${scenario.label} | ${name} | ${int(s.rps)} | ${ms(s.p50)} / ${ms(s.p99)} | **${fixed(s.cpuPerRequest, 0)}**${range} | ${(s.busy * 100).toFixed(0)}% | ${ttfe} | ${mib(s.rss).toFixed(0)} |`);
     }
     table.push(`| ${scenario.label} | **gateway ÷ raw** | ${fixed(gw.rps / rp.rps, 2)}× | | **${fixed(gw.cpuPerRequest / rp.cpuPerRequest, 2)}×** | | ${scenario.events === null ? '' : `**${signed(gw.ttfeP50 - rp.ttfeP50)} ms** (p50)`} | |`);
+    table.push(`| ${scenario.label} | got proxy ÷ raw | ${fixed(gp.rps / rp.rps, 2)}× | | ${fixed(gp.cpuPerRequest / rp.cpuPerRequest, 2)}× | | ${scenario.events === null ? '' : `${signed(gp.ttfeP50 - rp.ttfeP50)} ms (p50)`} | |`);
   }
 
   const budget: string[] = ['| Budget | Scenario | Gateway | Raw proxy | Limit | Verdict |', '|---|---|---:|---:|---:|---|'];
@@ -592,13 +608,18 @@ async function comparison(): Promise<void> {
   budget.push(`| Flat memory | 5-minute soak | | | see [Memory](#memory-at-steady-load) | ${memoryVerdict ?? 'not measured yet (`npm run bench -- --soak-memory`)'} |`);
 
   const sse1000 = SCENARIOS.find((s) => s.id === 'sse1000')!;
+  const sse20 = SCENARIOS.find((s) => s.id === 'sse20')!;
   const perEvent = (target: string) => get(sse1000, target).cpuPerRequest / ((sse1000.events ?? 0) + 1);
   const notes = [
     `- ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per target and scenario, ${ROUNDS} round(s); medians over the rounds. ` +
-      `TTFE: ${TTFE_REQUESTS} sequential requests per target (after ${TTFE_WARMUP}), alternating between the two targets, per scenario and round; for non-streamed answers (in parentheses) the time to the first body byte.`,
+      `TTFE: ${TTFE_REQUESTS} sequential requests per target (after ${TTFE_WARMUP}), alternating between the targets, per scenario and round; for non-streamed answers (in parentheses) the time to the first body byte.`,
     `- Pinning ${PIN ? `on: the target under load on CPU ${TARGET_CPUS}; the load generator, the mock provider and the orchestrator on CPU ${OTHER_CPUS}` : 'off'}. ` +
       `*target CPU busy* is the target's CPU time ÷ wall time in the window (100% = one core): below 100% the target was waiting for the load generator or the provider, and its req/s is a floor. ` +
       `The load side (load generator + mock provider + orchestrator) used at most ${(loadSideMax * 100).toFixed(0)}% of a core${PIN ? ` on its ${os.cpus().length - 1} CPU(s)` : ''}.`,
+    `- The floor with got: the got proxy spends ${SCENARIOS.filter((s) => s.id !== 'sse1000')
+      .map((s) => `${fixed(get(s, 'got proxy').cpuPerRequest / get(s, 'raw proxy').cpuPerRequest, 2)}× the raw proxy's CPU (${s.label})`)
+      .join(', ')} and adds ${signed(get(sse20, 'got proxy').ttfeP50 - get(sse20, 'raw proxy').ttfeP50)} ms to its TTFE (20 events): ` +
+      `where these pass the budget, no gateway that keeps got can meet it.`,
     `- 1,000-event streams per event (÷ 1,001 events with [DONE]): gateway ${fixed(perEvent('gateway'), 2)} µs, raw proxy ${fixed(perEvent('raw proxy'), 2)} µs.`,
     `- Every answer was checked; no error, timeout, non-2xx or failed check. The gateway wrote ${int(logLines)} log lines and counted ${int(counted)} requests in \`gateway_requests_total\` for ${int(gatewayAnswers)} answers (logs and metrics on).`,
     `- Other CPU on the machine during the measured windows kept: at most ${(foreignMax * 100).toFixed(0)}% of a core${foreignMax > MAX_OTHER_CPU ? ' — **something else was running; these figures are noisier than usual**' : ''}; ` +
