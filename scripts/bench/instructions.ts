@@ -1,8 +1,8 @@
 // `npm run bench:instructions` (issue 5): CPU per request counted as instructions under valgrind's callgrind.
-// Unlike CPU time, an instruction count does not depend on what else the machine is doing (this project's VMs
-// have heavy steal time, which makes `npm run bench` swing by ±15%): two runs of the same build agreed within
-// 1% for the raw proxy and 3% for the gateway (the JIT's own choices vary a little), so a change of a few
-// percent on the hot path shows, and figures can be compared commit to commit.
+// Unlike CPU time, an instruction count does not count other processes' work (this project's VMs have heavy
+// steal time, which makes `npm run bench` swing by ±15%): two quiet runs of the same build agreed within 1% for
+// the raw proxy and 3% for the gateway. The JIT's and GC's timing still moves the counts (a gateway run made
+// while the test suite ran differed by 10%), so compare runs made alike, on a quiet machine, and repeat them.
 //
 // Three targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -264,7 +264,8 @@ const markdown = [
   ),
   '',
   '- User-space instructions of the whole target process per request (JIT, GC and every thread included; system calls',
-  '  not counted). They do not depend on other load; two runs of one build agreed within 1% (raw proxy) to 3% (gateway).',
+  '  not counted). Two quiet runs of one build agreed within 1% (raw proxy) to 3% (gateway); JIT and GC timing still',
+  '  moves them (a gateway run beside other load differed by 10%), so compare runs made alike and repeat them.',
   "- *got proxy*: the raw proxy with its upstream call made by got as the gateway configures it, nothing parsed or rewritten:",
   '  the least any gateway that keeps got can spend. The budget (gateway ≤ 2× raw) is below it whenever *got proxy ÷ raw* exceeds 2×.',
   `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
