@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Command, LoadCommand, LoadResult, Reply, SequentialCommand, SequentialResult, SequentialResults } from './bench-protocol.js';
+import { announcedOrigin, bareEnv, killAll, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
 import { median, rssBytes } from './proc-stats.js';
 import {
   BENCHMARKS_MD,
@@ -106,35 +107,9 @@ const SCENARIOS: readonly Scenario[] = [
 
 // ---------------------------------------------------------------------------------------------- children
 
-const children = new Set<ChildProcess>();
 let tmpDir: string | undefined;
 
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-function killAll(): void {
-  for (const child of children) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
-  tmpDir = undefined;
-}
-
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\nbench: ${signal}, stopping every child\n`);
-    killAll();
-    process.exit(130);
-  });
-}
+killAllOnExit('bench');
 process.on('uncaughtException', (error) => fatal(error));
 process.on('unhandledRejection', (error) => fatal(error));
 
@@ -160,29 +135,15 @@ function pin(pid: number, cpus: string): void {
 const TARGET_CPUS = '0';
 const OTHER_CPUS = `1-${os.cpus().length - 1}`;
 
-/** A bare environment: no NODE_OPTIONS, no gateway settings from the caller's shell, so every target runs its defaults. */
-function bareEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...extra };
-}
-
 /** Transpiles a standalone TypeScript file into this run's temporary folder, inside node_modules so `got` resolves. */
 function transpile(file: string): string {
   if (!tmpDir) {
     mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
-    tmpDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-bench-'));
+    const dir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-bench-'));
+    onStop(() => rmSync(dir, { recursive: true, force: true }));
+    tmpDir = dir;
   }
   return transpileInto(file, tmpDir);
-}
-
-async function firstMessage<T>(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<T> {
-  const exit = once(child, 'exit').then(([code, signal]) => {
-    throw new Error(`${what} exited (${String(signal ?? code)}) before it was ready`);
-  });
-  const message = once(child, 'message').then(([value]) => value as T);
-  const timeout = sleep(timeoutMs, undefined, { ref: false }).then(() => {
-    throw new Error(`${what} not ready within ${timeoutMs} ms`);
-  });
-  return Promise.race([message, exit, timeout]);
 }
 
 interface Target {
@@ -195,8 +156,7 @@ interface Target {
 
 async function startForked(file: string, what: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   const child = track(fork(transpile(file), [], { cwd: REPO, execArgv: [], env: bareEnv(env), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const { port } = await firstMessage<{ port: number }>(child, what);
-  return { child, port };
+  return { child, port: await whenReady(child, what, portMessage(child)) };
 }
 
 interface Gateway extends Target {
@@ -215,27 +175,14 @@ async function startGateway(mockPort: number): Promise<Gateway> {
     }),
   );
   let lines = 0;
-  let head = '';
   let stderrTail = '';
   let stopping = false;
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-4000)));
-  const origin = await new Promise<string>((resolve, reject) => {
-    let found = false;
-    child.stdout!.on('data', (piece: Buffer) => {
-      // The log is drained as ops would ship it: read and counted, never kept.
-      for (let at = piece.indexOf(10); at !== -1; at = piece.indexOf(10, at + 1)) lines++;
-      if (found) return;
-      head += piece.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(head);
-      if (match) {
-        found = true;
-        head = '';
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code, signal) => reject(new Error(`the gateway exited (${String(signal ?? code)}) before listening:\n${head}\n${stderrTail}`)));
-    setTimeout(() => reject(new Error(`the gateway did not listen within 30 s:\n${head}\n${stderrTail}`)), 30_000).unref();
+  // The log is drained as ops would ship it: read and counted, never kept.
+  child.stdout!.on('data', (piece: Buffer) => {
+    for (let at = piece.indexOf(10); at !== -1; at = piece.indexOf(10, at + 1)) lines++;
   });
+  const origin = await whenReady(child, 'the gateway', announcedOrigin(child.stdout!), 30_000, () => `:\n${stderrTail}`);
   child.once('exit', (code, signal) => {
     if (!stopping) fatal(new Error(`the gateway exited during the bench (${String(signal ?? code)}):\n${stderrTail}`));
   });
@@ -266,7 +213,7 @@ interface LoadGenerator {
 
 async function startLoadGenerator(): Promise<LoadGenerator> {
   const child = track(fork(join(HERE, 'load-generator.ts'), [], { cwd: REPO, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  await firstMessage(child, 'the load generator');
+  await whenReady(child, 'the load generator', once(child, 'message'));
   let nextId = 1;
   const pending = new Map<number, { resolve: (value: LoadResult | SequentialResults) => void; reject: (error: Error) => void }>();
   child.on('message', (reply: Reply) => {

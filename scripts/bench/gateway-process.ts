@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { announcedOrigin, whenReady } from './children.js';
 import { cpuMicros, rssBytes } from './proc-stats.js';
 
 const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
@@ -21,16 +22,8 @@ export async function startGatewayProcess(env: Record<string, string>): Promise<
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
   child.stderr?.on('data', () => {}); // start-up warnings about unset keys are expected here
-  const origin = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (piece: Buffer) => {
-      output += piece.toString();
-      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code} before listening: ${output}`)));
-  });
+  const origin = await whenReady(child, 'the gateway', announcedOrigin(child.stdout!));
   const pid = child.pid!;
   return {
     origin,

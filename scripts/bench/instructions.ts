@@ -17,11 +17,11 @@
 //   npm run bench:instructions                 about 10 minutes on 2 cores; writes its block of BENCHMARKS.md
 //   npm run bench:instructions -- --no-write   prints only
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { announcedOrigin, bareEnv, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
 import { describeMachine, ensureBuilt, REPO, SERVER, transpile, writeBlock } from './report.js';
 
 const argv = process.argv.slice(2);
@@ -63,46 +63,23 @@ const SCENARIOS: readonly Scenario[] = [
 
 // ---------------------------------------------------------------------------------------------- children
 
-const children = new Set<ChildProcess>();
+killAllOnExit('bench:instructions');
 mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
 // Inside node_modules so that got-proxy.mjs finds `got`; removed on the way out.
 const workDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-instructions-'));
-
-function stopAll(): void {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(workDir, { recursive: true, force: true });
-}
-process.on('exit', stopAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+onStop(() => rmSync(workDir, { recursive: true, force: true }));
 
 function fail(message: string): never {
   process.stderr.write(`bench:instructions: FAILED: ${message}\n`);
   process.exit(1);
 }
 
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
+/** Every child gets the same $HOST, so that callgrind_control finds the targets' control pipes. */
+const env = (extra: Record<string, string>) => bareEnv({ HOST, ...extra });
 
-function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env['PATH'] ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOST, ...extra };
-}
-
-/** `value`, or a failed run when `child` exits first or is not ready within 120 s (valgrind starts node slowly). */
-async function whenReady<T>(child: ChildProcess, what: string, value: Promise<T>): Promise<T> {
-  const cancel = new AbortController();
-  const exited = once(child, 'exit', { signal: cancel.signal }).then(() => fail(`${what} exited before it was ready`), () => value);
-  const timeout = sleep(120_000, undefined, { signal: cancel.signal }).then(() => fail(`${what} not ready within 120 s`), () => value);
-  try {
-    return await Promise.race([value, exited, timeout]);
-  } finally {
-    cancel.abort();
-  }
-}
-
-const portMessage = (child: ChildProcess) => once(child, 'message').then(([value]) => (value as { port: number }).port);
+/** valgrind starts node slowly: a target has 120 s to be ready. */
+const readyWithin120s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
+  whenReady(child, what, ready, 120_000).catch((error: Error) => fail(error.message));
 
 interface CountedTarget {
   readonly name: string;
@@ -126,19 +103,7 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   );
   let stderrTail = '';
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-2000)));
-  let head: string | null = '';
-  const listening = new Promise<string>((resolve) => {
-    child.stdout!.on('data', (piece: Buffer) => {
-      if (head === null) return; // the gateway's request log: drained, not kept
-      head += piece.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(head);
-      if (match) {
-        head = null;
-        resolve(match[1]!);
-      }
-    });
-  });
-  const origin = await whenReady(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : listening);
+  const origin = await readyWithin120s(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : announcedOrigin(child.stdout!));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
   const pid = child.pid!;
   let dumps = 0;
@@ -219,7 +184,7 @@ const machine = describeMachine(execFileSync('valgrind', ['--version'], { encodi
 process.stderr.write(`bench:instructions: 3 targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-const upstreamPort = String(await whenReady(mock, 'the mock provider', portMessage(mock)));
+const upstreamPort = String(await readyWithin120s(mock, 'the mock provider', portMessage(mock)));
 const targets = await Promise.all([
   startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
   startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
