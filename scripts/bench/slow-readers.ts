@@ -6,6 +6,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { drained } from '../../src/engine/drained.js';
 import { startGatewayProcess } from './gateway-process.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 200);
@@ -20,7 +21,7 @@ const provider = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (let i = 0; i < EVENTS_PER_STREAM && !res.destroyed; i++) {
       providerBytesSent += event.length;
-      if (!res.write(event)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!res.write(event)) await drained(res);
     }
     res.end('data: [DONE]\n\n');
   });
@@ -37,7 +38,9 @@ let callerBytes = 0;
 const streams = Array.from({ length: STREAMS }, () => {
   return new Promise<void>((resolve, reject) => {
     const req = request(`${gateway.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      // A trickle: 4 KiB every 100 ms per caller, then everything once the hold is over.
+      // A trickle: 4 KiB every 100 ms per caller, then everything once the hold is over. A short stream
+      // may end during the trickle, so 'end' is listened for from the start.
+      res.on('end', resolve);
       res.pause();
       const trickle = setInterval(() => {
         const piece = res.read(4096) as Buffer | null;
@@ -46,7 +49,6 @@ const streams = Array.from({ length: STREAMS }, () => {
       setTimeout(() => {
         clearInterval(trickle);
         res.on('data', (piece: Buffer) => (callerBytes += piece.length));
-        res.on('end', resolve);
         res.resume();
       }, HOLD_MS);
     });
