@@ -5,7 +5,7 @@ import type { RuntimeProvider } from './runtime-providers.js';
 import { sseError } from './sse-format.js';
 import { SseEventTooLargeError, SseParser } from './sse-parser.js';
 import type { UpstreamReply } from './upstream.js';
-import { drained } from './drained.js';
+import { drained, flushed } from './drained.js';
 
 /** How long to wait for the provider to finish its response after its end marker. */
 const DRAIN_AFTER_END_MS = 1000;
@@ -84,9 +84,9 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
         if (frames === '') continue;
         if (record.firstEventMs === null) {
           record.firstEventMs = round(performance.now() - record.startedAt);
-          res.write(frames);
-          // A write corks the socket until the next tick; the first event must not wait for the rest of the read.
-          res.uncork();
+          // A write corks the socket until the next tick: wait for this one to reach the socket before the
+          // rest of the read is translated, so the first event never waits for it.
+          if (!(await flushed(res, frames))) return;
           continue;
         }
         if (!res.write(frames) && !ended) {
