@@ -127,6 +127,19 @@ t.test('Dockerfile: a build stage and a runtime stage that takes only dist/ from
   );
 });
 
+t.test('Dockerfile: every stage runs the Node line CI tests first, within package.json engines', async (t) => {
+  // .ci/run fetches each tested line with scripts/ci/node.sh; the first is the one the image must use.
+  const tested = [...read('.ci/run').matchAll(/scripts\/ci\/node\.sh (\d+)/g)].map((match) => Number(match[1]));
+  t.ok(tested.length >= 2, `CI tests at least two Node lines (found ${tested.join(', ')})`);
+  const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+  const floor = Number(/^>=(\d+)$/.exec(engines)?.[1]);
+  t.equal(floor, Math.min(...tested), `engines.node (${engines}) is the oldest line CI tests`);
+  for (const stage of stages) {
+    const major = Number(/^node:(\d+)-bookworm-slim$/.exec(stage.image)?.[1]);
+    t.equal(major, tested[0], `${stage.name ?? 'a stage'} is built FROM node:${tested[0]}-bookworm-slim (found ${stage.image})`);
+  }
+});
+
 t.test('Dockerfile: COPY names its sources explicitly (there is no .dockerignore) and covers every build input', async (t) => {
   for (const stage of stages) {
     for (const copy of copiesOf(stage).filter((copy) => copy.from === undefined)) {
