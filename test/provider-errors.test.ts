@@ -55,6 +55,20 @@ t.test('provider errors are mapped through the error table with the provider fie
       error: { message: 'The provider "mock" answered HTTP 500.', provider_code: null, provider_status: 500 },
     },
     {
+      name: 'a proxy in front of the provider nests its body once more',
+      upstream: { status: 400, body: { error: { error: { code: 'context_length_exceeded', message: "This model's maximum context length is 8192 tokens." } } } },
+      status: 400,
+      retry: 'false',
+      error: { gateway_code: 'provider_rejected_request', provider_code: 'context_length_exceeded', message: "This model's maximum context length is 8192 tokens." },
+    },
+    {
+      name: 'a nested plain-text error',
+      upstream: { status: 503, body: { error: { error: 'upstream overloaded' } } },
+      status: 502,
+      retry: 'true',
+      error: { provider_code: null, message: 'upstream overloaded' },
+    },
+    {
       name: 'a per-provider exact rule wins over the global class',
       upstream: { status: 418, body: { error: { message: 'short and stout' } } },
       status: 400,

@@ -40,8 +40,11 @@ export const openaiDialect: Dialect = {
       return { message: null, code: null };
     }
     // OpenAI: {"error":{"message","type","code"}}; Anthropic: {"type":"error","error":{"type","message"}};
-    // some compatible servers: {"error":"text"} or {"message":"text"}.
-    const error = isObject(parsed) ? parsed['error'] : undefined;
+    // some compatible servers: {"error":"text"} or {"message":"text"}; proxies in front of a provider wrap
+    // its body once more, {"error":{"error":{…}}}: a level with neither message nor code is looked through.
+    const saysSomething = (level: Record<string, unknown>) => [level['message'], level['code'], level['type']].some((value) => stringOrNull(value) !== null);
+    let error = isObject(parsed) ? parsed['error'] : undefined;
+    for (let depth = 0; depth < 4 && isObject(error) && error['error'] !== undefined && !saysSomething(error); depth++) error = error['error'];
     if (isObject(error)) {
       return { message: stringOrNull(error['message']), code: stringOrNull(error['code']) ?? stringOrNull(error['type']) };
     }
