@@ -5,6 +5,7 @@ import { callerAuth } from './engine/caller-auth.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
 import { Lifecycle } from './engine/lifecycle.js';
+import { redactGatewayError, type Redact } from './engine/redact-secrets.js';
 import { recordOf, requestLog } from './engine/request-log.js';
 import { requestIdFor } from './engine/request-id.js';
 import { prepareProviders } from './engine/runtime-providers.js';
@@ -83,7 +84,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.use((req, _res, next) => {
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
   });
-  app.use(answerError(logger));
+  app.use(answerError(logger, providers.redact));
   return { app, drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
 }
 
@@ -103,13 +104,16 @@ function methodNotAllowed(allow: string): RequestHandler {
   };
 }
 
-/** Every failure leaves as the envelope: never Express's HTML page, never a stack trace. */
-function answerError(logger: Logger): ErrorRequestHandler {
+/**
+ * Every failure leaves as the envelope: never Express's HTML page, never a stack trace, and never a
+ * provider key, whatever the provider put in its error message.
+ */
+function answerError(logger: Logger, redact: Redact): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    const answer = toGatewayError(error);
+    const answer = redactGatewayError(toGatewayError(error), redact);
     const record = recordOf(res);
     if (answer.body.gateway_code === 'internal_error') {
-      logger.error({ request_id: record.requestId, error: describe(error) }, 'internal error');
+      logger.error({ request_id: record.requestId, error: redact(describe(error)) }, 'internal error');
     }
     if (res.headersSent) {
       res.destroy();

@@ -87,10 +87,11 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         });
       }
       record.usage = translated.usage;
+      const answerText = provider.redact(translated.text);
       res.status(reply.status);
       res.setHeader('content-type', 'application/json');
-      res.setHeader('content-length', Buffer.byteLength(translated.text));
-      res.end(translated.text);
+      res.setHeader('content-length', Buffer.byteLength(answerText));
+      res.end(answerText);
     } catch (error) {
       if (lifecycle.forced) throw gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: provider.id });
       throw error;

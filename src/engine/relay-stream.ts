@@ -70,7 +70,8 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
         break;
       }
     }
-    return frames;
+    // Whole events only, so a key the provider quotes within one event never reaches the caller.
+    return provider.redact(frames);
   };
 
   try {

@@ -4,6 +4,7 @@ import got, { type Got } from 'got';
 import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { ProviderTable, RouteTables } from '../generated/types/route-tables.js';
+import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
 
 /** A provider as this process will call it: env applied, client built once at start-up. */
 export interface RuntimeProvider {
@@ -15,12 +16,16 @@ export interface RuntimeProvider {
   readonly missingKeyEnv: string | null;
   /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
   readonly clients: { readonly streamed: Got; readonly whole: Got };
+  /** Takes this provider's key out of text it sent before the caller sees it (a provider may quote it). */
+  readonly redact: Redact;
 }
 
 export interface RuntimeProviders {
   readonly byId: ReadonlyMap<string, RuntimeProvider>;
   /** One line per provider that cannot serve yet, for the start-up log. No values, only names. */
   readonly warnings: readonly string[];
+  /** Takes every configured provider key out of text: for error envelopes and log lines. */
+  readonly redact: Redact;
   /** Closes the keep-alive sockets to every provider. */
   close(): void;
 }
@@ -35,12 +40,17 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
   const byId = new Map<string, RuntimeProvider>();
   const warnings: string[] = [];
+  const keys: string[] = [];
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
     const baseUrl = baseUrlFor(table, env);
     const key = table.apiKeyEnv ? env[table.apiKeyEnv] : undefined;
     const missingKeyEnv = table.apiKeyEnv && !key ? table.apiKeyEnv : null;
     if (missingKeyEnv) warnings.push(`provider "${table.id}" is not configured: ${missingKeyEnv} is not set; its models answer 500 provider_not_configured`);
+    if (key && key.length < MIN_REDACTED_SECRET_CHARS) {
+      warnings.push(`provider "${table.id}": ${table.apiKeyEnv} is shorter than ${MIN_REDACTED_SECRET_CHARS} characters, so it is not redacted from the provider's answers`);
+    }
+    if (key) keys.push(key);
     const headers: Record<string, string> = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
     if (key) headers['authorization'] = `Bearer ${key}`;
@@ -61,11 +71,12 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
       streamed: client.extend({ timeout: { ...connect, response: table.timeoutMs } }),
       whole: client.extend({ timeout: { ...connect, request: table.timeoutMs } }),
     };
-    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, clients });
+    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, clients, redact: secretRedactor(key ? [key] : []) });
   }
   return {
     byId,
     warnings,
+    redact: secretRedactor(keys),
     close() {
       agent.http.destroy();
       agent.https.destroy();
