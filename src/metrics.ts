@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestRecord } from './engine/request-log.js';
+import { readTokenCounts } from './engine/token-counts.js';
 
 /**
  * Prometheus metrics of one gateway, read from the same record as the request's log line.
@@ -98,9 +99,9 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
-  function countTokens(model: string, kind: string, count: number | undefined): void {
-    // A provider's figure is not trusted to be a count: a negative one would make inc() throw.
-    if (count !== undefined && Number.isFinite(count) && count > 0) tokens.labels(model, kind).inc(count);
+  function countTokens(model: string, kind: string, count: number | null): void {
+    // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).
+    if (count !== null && count > 0) tokens.labels(model, kind).inc(count);
   }
 
   function observe(record: RequestRecord, req: Request, res: Response, durationMs: number): void {
@@ -112,13 +113,11 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
     if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
-    const usage = record.usage;
-    if (usage) {
-      countTokens(model, 'prompt', usage.prompt_tokens);
-      countTokens(model, 'completion', usage.completion_tokens);
-      countTokens(model, 'cached', usage.prompt_tokens_details?.cached_tokens);
-      countTokens(model, 'reasoning', usage.completion_tokens_details?.reasoning_tokens);
-    }
+    const { counts } = readTokenCounts(record.usage);
+    countTokens(model, 'prompt', counts.prompt);
+    countTokens(model, 'completion', counts.completion);
+    countTokens(model, 'cached', counts.cached);
+    countTokens(model, 'reasoning', counts.reasoning);
   }
 
   const read = options.clusterWorker ? askPrimaryForMetrics() : () => registry.metrics();

@@ -118,3 +118,38 @@ t.test('each gateway has its own registry; other methods on /metrics are 405', a
   t.equal(post.headers.get('allow'), 'GET, HEAD');
   t.match(await post.json(), { error: { gateway_code: 'method_not_allowed' } });
 });
+
+t.test('token counts that are not non-negative safe integers are not counted, and logged once per request as an anomaly', async (t) => {
+  const badUsage = { prompt_tokens: 1e308, completion_tokens: 2.5, total_tokens: -1, prompt_tokens_details: { cached_tokens: -3 }, completion_tokens_details: { reasoning_tokens: '7' } };
+  const upstream = await startMockUpstream((req, res) => {
+    if ((JSON.parse(req.body) as { stream?: boolean }).stream) {
+      startEventStream(res);
+      // Two usage events, both wrong: still one anomaly line for the request.
+      res.end(sseBody([chunk('gpt-4o', { content: 'hi' }), { ...chunk('gpt-4o', {}), choices: [], usage: badUsage }, { ...chunk('gpt-4o', {}), choices: [], usage: { ...badUsage, prompt_tokens: 9007199254740993 } }]));
+      return;
+    }
+    if (req.headers['x-request-id'] === 'fine') return sendJson(res, 200, completionBody('gpt-4o'));
+    sendJson(res, 200, { ...completionBody('gpt-4o'), usage: badUsage });
+  });
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin });
+  t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
+
+  for (const id of ['bad-1', 'bad-2']) t.same((await (await gateway.post({ model: 'mock/gpt-4o', messages: hi }, { 'x-request-id': id })).json() as { usage: unknown }).usage, badUsage, 'the caller still gets what the provider said');
+  await (await gateway.post({ model: 'mock/gpt-4o', messages: hi, stream: true, stream_options: { include_usage: true } }, { 'x-request-id': 'bad-stream' })).text();
+  await (await gateway.post({ model: 'mock/gpt-4o', messages: hi }, { 'x-request-id': 'fine' })).text();
+
+  const { text, samples } = await scrapeOnceCounted(gateway, 4);
+  t.notMatch(text, /^gateway_tokens_total\{[^}]*\} (?:[+-]?Inf|NaN)$/m, 'no counter pinned at +Inf');
+  const tokens = (kind: string) => valueOf(samples, 'gateway_tokens_total', { model: 'mock/gpt-4o', kind });
+  t.equal(tokens('prompt'), 12, 'only the well-formed answer counts');
+  t.equal(tokens('completion'), 3);
+  t.equal(tokens('cached'), 4);
+
+  const anomalies = gateway.logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line['msg']).startsWith('provider anomaly'));
+  t.equal(anomalies.length, 3, 'one line per request that had any, none for the good one');
+  const fields = { prompt_tokens: 'too_large', completion_tokens: 'fractional', 'prompt_tokens_details.cached_tokens': 'negative', 'completion_tokens_details.reasoning_tokens': 'not_a_number' };
+  t.strictSame(anomalies.map((line) => line['request_id']).sort(), ['bad-1', 'bad-2', 'bad-stream']);
+  for (const line of anomalies) t.match(line, { level: 40, provider: 'mock', fields });
+  const requestLine = gateway.requestLogs().find((line) => line['request_id'] === 'bad-1');
+  t.match(requestLine, { prompt_tokens: null, completion_tokens: null, cached_tokens: null, reasoning_tokens: null }, 'the request line holds no unusable figure');
+});

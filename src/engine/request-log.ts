@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
 import { GATEWAY_ERRORS } from './gateway-errors.js';
+import { readTokenCounts } from './token-counts.js';
 
 /** What one request's log line says. Never a key, never message content. */
 export interface RequestRecord {
@@ -54,7 +55,7 @@ export function requestLog(
         res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
         record.gatewayCode ??= 'caller_disconnected';
       }
-      const usage = record.usage;
+      const tokens = readTokenCounts(record.usage);
       const durationMs = performance.now() - record.startedAt;
       logger.info(
         {
@@ -70,13 +71,17 @@ export function requestLog(
           duration_ms: round(durationMs),
           upstream_headers_ms: record.upstreamHeadersMs,
           first_event_ms: record.firstEventMs,
-          prompt_tokens: usage?.prompt_tokens ?? null,
-          completion_tokens: usage?.completion_tokens ?? null,
-          cached_tokens: usage?.prompt_tokens_details?.cached_tokens ?? null,
-          reasoning_tokens: usage?.completion_tokens_details?.reasoning_tokens ?? null,
+          prompt_tokens: tokens.counts.prompt,
+          completion_tokens: tokens.counts.completion,
+          cached_tokens: tokens.counts.cached,
+          reasoning_tokens: tokens.counts.reasoning,
         },
         'request',
       );
+      if (Object.keys(tokens.anomalies).length > 0) {
+        // Once per request (the last usage a stream reported); field names and a reason, never the value.
+        logger.warn({ request_id: record.requestId, provider: record.provider, fields: tokens.anomalies }, 'provider anomaly: token counts that are not non-negative integers were ignored');
+      }
       if (onRequestDone) {
         try {
           onRequestDone(record, req, res, durationMs);
