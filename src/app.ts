@@ -5,6 +5,7 @@ import { callerAuth } from './engine/caller-auth.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
 import { Lifecycle } from './engine/lifecycle.js';
+import { describeError } from './engine/log-fields.js';
 import { redactGatewayError, type Redact } from './engine/redact-secrets.js';
 import { recordOf, requestLog } from './engine/request-log.js';
 import { requestIdFor } from './engine/request-id.js';
@@ -54,7 +55,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.disable('etag');
   app.set('query parser', false);
 
-  app.use(requestLog(logger, requestIdFor, metrics.observe));
+  app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
   app.get('/metrics', metrics.handler);
   app.all('/metrics', methodNotAllowed('GET, HEAD'));
@@ -113,7 +114,7 @@ function answerError(logger: Logger, redact: Redact): ErrorRequestHandler {
     const answer = redactGatewayError(toGatewayError(error), redact);
     const record = recordOf(res);
     if (answer.body.gateway_code === 'internal_error') {
-      logger.error({ request_id: record.requestId, error: redact(describe(error)) }, 'internal error');
+      logger.error({ request_id: record.requestId, error: redact(describeError(error)) }, 'internal error');
     }
     if (res.headersSent) {
       res.destroy();
@@ -134,11 +135,6 @@ function toGatewayError(error: unknown): GatewayError {
   const status = (error as { status?: unknown } | null)?.status;
   if (status === 400) return gatewayError('invalid_request', 'The request could not be read.');
   return gatewayError('internal_error', 'The gateway failed to handle this request.');
-}
-
-/** The error's class and message only: messages of our own errors never carry keys or content. */
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message.slice(0, 300)}` : typeof error;
 }
 
 function sanitizePath(path: string): string {

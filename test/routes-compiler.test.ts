@@ -279,3 +279,29 @@ t.test('an empty file is rejected at 1:1', async (t) => {
   t.equal(result.ok, false);
   if (!result.ok) t.match(result.problems, [{ line: 1, col: 1 }]);
 });
+
+t.test('strings the request log holds as they are have a length limit, so every log line has one', async (t) => {
+  const longProvider = `p${'r'.repeat(64)}`;
+  const longModel = `${longProvider}/${'m'.repeat(256)}`;
+  const text = [
+    'version: 1',
+    'providers:',
+    `  ${longProvider}:`,
+    '    base_url: https://example.com/v1',
+    `    api_key_env: ${'K'.repeat(129)}`,
+    'models:',
+    `  ${longModel}:`,
+    'errors:',
+    `  default: { status: 502, type: server_error, code: upstream_error, gateway_code: ${'c'.repeat(65)} }`,
+  ].join('\n');
+  const result = compileRoutes(text);
+  t.notOk(result.ok);
+  const problems = result.ok ? [] : result.problems.map((problem) => formatProblem('routes.yaml', problem));
+  t.match(problems, [
+    /^routes\.yaml:3:3: providers: key "prr+…" is longer than 64 characters$/,
+    /^routes\.yaml:5:18: providers\.\S+\.api_key_env: is longer than 128 characters$/,
+    /^routes\.yaml:7:3: models: key "prr+…" is longer than 256 characters$/,
+    /^routes\.yaml:9:\d+: errors\.default\.gateway_code: is longer than 64 characters$/,
+  ]);
+  t.equal(problems.length, 4, problems.join('\n'));
+});

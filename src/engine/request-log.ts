@@ -2,12 +2,14 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
 import { GATEWAY_ERRORS } from './gateway-errors.js';
+import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, modelFingerprint } from './log-fields.js';
 import { readTokenCounts } from './token-counts.js';
 
 /** What one request's log line says. Never a key, never message content. */
 export interface RequestRecord {
   readonly requestId: string;
   readonly startedAt: number;
+  /** The caller's model string once it is known to be one; logged as is only when it is on the roster. */
   model: string | null;
   provider: string | null;
   stream: boolean;
@@ -28,12 +30,14 @@ export type RequestObserver = (record: RequestRecord, req: Request, res: Respons
 
 /**
  * Starts the record (and the request id) for every request, and when it closes writes one JSON line
- * and hands the same record to `onRequestDone`.
+ * and hands the same record to `onRequestDone`. Every field is bounded (see MAX_LOG_LINE_BYTES): a model
+ * string off the roster is logged only as a fingerprint, since the caller may have put anything in it.
  */
 export function requestLog(
   logger: Logger,
   requestId: (callerValue: string | string[] | undefined) => string,
   onRequestDone?: RequestObserver,
+  isRoutingString: (model: string) => boolean = () => false,
 ): RequestHandler {
   return (req, res, next) => {
     const record: RequestRecord = {
@@ -57,12 +61,14 @@ export function requestLog(
       }
       const tokens = readTokenCounts(record.usage);
       const durationMs = performance.now() - record.startedAt;
+      const onRoster = record.model !== null && isRoutingString(record.model);
       logger.info(
         {
           request_id: record.requestId,
-          method: req.method,
-          path: req.path.length > 200 ? `${req.path.slice(0, 200)}…` : req.path,
-          model: record.model,
+          method: boundedText(req.method, 16),
+          path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
+          model: onRoster ? record.model : null,
+          model_fingerprint: record.model !== null && !onRoster ? modelFingerprint(record.model) : null,
           provider: record.provider,
           stream: record.stream,
           status: res.statusCode,
@@ -87,7 +93,7 @@ export function requestLog(
           onRequestDone(record, req, res, durationMs);
         } catch (error) {
           // A listener of 'close' that throws would take the process down with every request in it.
-          logger.error({ request_id: record.requestId, error: error instanceof Error ? error.message.slice(0, 300) : typeof error }, 'request observer failed');
+          logger.error({ request_id: record.requestId, error: describeError(error) }, 'request observer failed');
         }
       }
     });

@@ -1,0 +1,44 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * The most bytes any line the gateway logs can have, newline included (README, Logs). Every field that
+ * holds text from a caller, a provider or an error is cut or fingerprinted below so that this holds;
+ * test/log-bounds.test.ts sends hostile paths, headers and model strings and checks every line against it.
+ */
+export const MAX_LOG_LINE_BYTES = 4096;
+
+/** Longest path logged; longer ones are cut and end in `…`. */
+export const MAX_LOGGED_PATH_CHARS = 128;
+/** Longest error description logged (class and message). */
+export const MAX_LOGGED_ERROR_CHARS = 300;
+
+/**
+ * Per-process key of the model fingerprint. A plain hash of a short string can be reversed by trying
+ * guesses ("openai/patient John Doe"); with a key nobody outside this process knows, it cannot. The price:
+ * fingerprints compare only within one process (one worker), which is where grouping repeats matters.
+ */
+const FINGERPRINT_KEY = randomBytes(32);
+
+/**
+ * A model string the roster did not accept, as the log may hold it: its length and a keyed hash prefix,
+ * enough to see the same wrong string repeat, never the string.
+ */
+export function modelFingerprint(model: string): string {
+  const hmac = createHmac('sha256', FINGERPRINT_KEY).update(model).digest('hex').slice(0, 12);
+  return `len=${model.length} hmac=${hmac}`;
+}
+
+/**
+ * Text of unknown origin cut to `maxChars`, with everything but printable ASCII shown as `?`: at most
+ * 2 bytes per character once JSON-escaped (a quote or backslash), so at most 2 × maxChars + 3 bytes.
+ */
+export function boundedText(text: string, maxChars: number): string {
+  const clean = text.slice(0, maxChars).replace(/[^\x20-\x7e]/g, '?');
+  return text.length > maxChars ? `${clean}…` : clean;
+}
+
+/** An error as a log line may describe it: its class and the start of its message. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  return boundedText(`${String(error.name).slice(0, 64)}: ${String(error.message)}`, MAX_LOGGED_ERROR_CHARS);
+}
