@@ -3,14 +3,10 @@ import { readFileSync } from 'node:fs';
 import { emitRequestValidator } from './emit/emit-request-validator.js';
 import { emitRoutes } from './emit/emit-routes.js';
 import { emitTypes } from './emit/emit-types.js';
-import { readRoutesFile, reportProblems } from './routes-file.js';
+import { compileRoutesFileOrExit } from './routes-file.js';
 
-const { fileName, result } = readRoutesFile(process.argv[2]);
-if (!result.ok) {
-  reportProblems(fileName, result.problems);
-  process.exit(1);
-}
+const { tables } = compileRoutesFileOrExit(process.argv[2]);
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 await emitTypes();
 emitRequestValidator();
-emitRoutes(result.tables, version);
+emitRoutes(tables, version);

@@ -1,15 +1,37 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { compileRoutes, type CompileResult } from './routes/compile-routes.js';
+import type { RouteTables } from '../src/generated/types/route-tables.js';
+import { compileRoutes } from './routes/compile-routes.js';
 import { formatProblem, type Problem } from './routes/problem.js';
 
-/** Reads and compiles the routes file: the one named on the command line, else ./routes.yaml. */
-export function readRoutesFile(path = 'routes.yaml'): { fileName: string; result: CompileResult } {
+/**
+ * Reads and compiles the routes file (the one named on the command line, else ./routes.yaml). When it cannot
+ * be read or does not compile, says why on stderr (one line per problem, never a stack trace) and exits 1.
+ */
+export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: string; tables: RouteTables } {
   const fileName = relative(process.cwd(), path) || path;
-  return { fileName, result: compileRoutes(readFileSync(path, 'utf8')) };
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    process.stderr.write(`${fileName}: cannot read: ${readFailure(error)}\n`);
+    process.exit(1);
+  }
+  const result = compileRoutes(text);
+  if (!result.ok) {
+    reportProblems(fileName, result.problems);
+    process.exit(1);
+  }
+  return { fileName, tables: result.tables };
 }
 
-export function reportProblems(fileName: string, problems: readonly Problem[]): void {
+function reportProblems(fileName: string, problems: readonly Problem[]): void {
   for (const problem of problems) process.stderr.write(`${formatProblem(fileName, problem)}\n`);
   process.stderr.write(`${fileName}: ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing generated\n`);
+}
+
+/** Node's message without the syscall and path it appends (the line already starts with the file name). */
+function readFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/, \w+(?: '.*')?$/s, '');
 }

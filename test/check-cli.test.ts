@@ -41,6 +41,18 @@ t.test('check prints every problem of a broken file as FILE:LINE:COL and exits 1
   t.strictSame(stderr.split('\n'), [...expectedProblems, `${broken}: ${expectedProblems.length} problems; nothing generated`, '']);
 });
 
+t.test('check and build name a file they cannot read in one line, without a stack trace, and exit 1', async (t) => {
+  for (const script of ['check.ts', 'build.ts']) {
+    const { code, stdout, stderr } = await run(script, 'no-such-routes.yaml');
+    t.equal(code, 1, script);
+    t.equal(stdout, '', script);
+    t.equal(stderr, 'no-such-routes.yaml: cannot read: ENOENT: no such file or directory\n', script);
+  }
+  const { code, stderr } = await run('check.ts', 'test/fixtures');
+  t.equal(code, 1);
+  t.equal(stderr, 'test/fixtures: cannot read: EISDIR: illegal operation on a directory\n');
+});
+
 t.test('build refuses a broken file and leaves src/generated alone', async (t) => {
   const generated = new URL('../src/generated/routes.ts', import.meta.url);
   const before = statSync(generated).mtimeMs;
