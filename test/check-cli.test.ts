@@ -19,7 +19,7 @@ const expectedProblems = [
   `${broken}:5:15: providers.openai.base_url: must not carry credentials, a query or a fragment (use api_key_env and headers)`,
   `${broken}:6:18: providers.openai.api_key_env: "openai_key" is not an environment variable name (A-Z, 0-9 and _, not starting with a digit)`,
   `${broken}:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden`,
-  `${broken}:10:3: models."openai/gpt-4o": out of order: must sort before "openai/gpt-4o-mini" (keys are kept in code-point order)`,
+  `${broken}:10:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 9), in code-point order`,
   `${broken}:11:3: models."opnai/o3": unknown provider "opnai"`,
   `${broken}:12:3: duplicate key: each key may appear once in a map`,
   `${broken}:14:3: defaults: unknown key "timeout"`,

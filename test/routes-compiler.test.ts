@@ -149,16 +149,28 @@ t.test('duplicate keys are reported at the second key, in block and flow maps', 
   ]);
 });
 
-t.test('models keys out of code-point order: the first offender, at its own line', async (t) => {
+t.test('an out-of-order model is reported at its own line, with the two lines it belongs between', async (t) => {
+  // The first descent is at mistral/codestral-latest, but the key to move is the new mock/echo.
+  t.strictSame(problemsOf('models-order-new-key.yaml'), [
+    'routes.yaml:14:3: models."mock/echo": out of order: belongs between "mistral/mistral-large-latest" (line 16) and "openai/gpt-4o" (line 17), in code-point order',
+  ]);
+});
+
+t.test('every key to move is reported, each with its place; first and last places are named as such', async (t) => {
   t.strictSame(problemsOf('models-order.yaml'), [
-    'routes.yaml:7:3: models."openai/gpt-4o": out of order: must sort before "openai/gpt-4o-mini" (keys are kept in code-point order)',
+    'routes.yaml:7:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 6), in code-point order',
+    'routes.yaml:9:3: models."openai/o3": out of order: belongs between "openai/gpt-4o-mini" (line 6) and "openai/o4-mini" (line 8), in code-point order',
+  ]);
+  t.strictSame(problemsOf('models-order-ends.yaml'), [
+    'routes.yaml:7:3: models."openai/o4-mini": out of order: belongs last, after "openai/gpt-5" (line 10), in code-point order',
+    'routes.yaml:11:3: models."openai/chatgpt-4o-latest": out of order: belongs first, before "openai/gpt-4.1" (line 8), in code-point order',
   ]);
 });
 
 t.test('models keys in locale order but not code-point order are rejected', async (t) => {
   t.ok('openai/alpha'.localeCompare('openai/Beta') < 0, 'locale order accepts this file');
   t.strictSame(problemsOf('models-order-case.yaml'), [
-    'routes.yaml:8:3: models."openai/Beta": out of order: must sort before "openai/alpha" (keys are kept in code-point order)',
+    'routes.yaml:8:3: models."openai/Beta": out of order: belongs first, before "openai/alpha" (line 7), in code-point order',
   ]);
 });
 
@@ -256,7 +268,7 @@ t.test('every problem of a file is reported, in file order', async (t) => {
     'routes.yaml:5:15: providers.openai.base_url: must not carry credentials, a query or a fragment (use api_key_env and headers)',
     'routes.yaml:6:18: providers.openai.api_key_env: "openai_key" is not an environment variable name (A-Z, 0-9 and _, not starting with a digit)',
     'routes.yaml:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden',
-    'routes.yaml:10:3: models."openai/gpt-4o": out of order: must sort before "openai/gpt-4o-mini" (keys are kept in code-point order)',
+    'routes.yaml:10:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 9), in code-point order',
     'routes.yaml:11:3: models."opnai/o3": unknown provider "opnai"',
     'routes.yaml:12:3: duplicate key: each key may appear once in a map',
     'routes.yaml:14:3: defaults: unknown key "timeout"',

@@ -1,4 +1,5 @@
 import type { LoadedRoutes } from './load-routes.js';
+import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
 
 /** Headers the gateway sets itself or that describe one hop only; a static header must not override them. */
@@ -49,10 +50,13 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     }
   }
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
-  const outOfOrder = modelKeys.findIndex((key, i) => i > 0 && codePointCompare(modelKeys[i - 1]!, key) > 0);
-  if (outOfOrder > 0) {
-    const key = modelKeys[outOfOrder]!;
-    report(['models', key], 'key', `out of order: must sort before ${JSON.stringify(modelKeys[outOfOrder - 1])} (keys are kept in code-point order)`);
+  const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;
+  for (const { key, after, before } of misplacedKeys(modelKeys)) {
+    const place =
+      after === null ? `first, before ${JSON.stringify(before)} (line ${lineOf(before!)})`
+      : before === null ? `last, after ${JSON.stringify(after)} (line ${lineOf(after)})`
+      : `between ${JSON.stringify(after)} (line ${lineOf(after)}) and ${JSON.stringify(before)} (line ${lineOf(before)})`;
+    report(['models', key], 'key', `out of order: belongs ${place}, in code-point order`);
   }
   return problems;
 }
@@ -68,14 +72,4 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-function codePointCompare(a: string, b: string): number {
-  const left = [...a];
-  const right = [...b];
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    const diff = left[i]!.codePointAt(0)! - right[i]!.codePointAt(0)!;
-    if (diff !== 0) return diff;
-  }
-  return left.length - right.length;
 }
