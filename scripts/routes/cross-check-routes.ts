@@ -1,3 +1,4 @@
+import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
@@ -20,14 +21,10 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
 
   for (const [id, value] of Object.entries(routes.providers)) {
     const provider = mapAt({ value }, 'value');
-    // A value that is not http(s) at all is the schema's to report.
-    if (typeof provider['base_url'] !== 'string' || !/^https?:\/\/\S+$/.test(provider['base_url'])) continue;
-    const url = parseUrl(provider['base_url']);
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      report(['providers', id, 'base_url'], 'value', 'must be an absolute http:// or https:// URL');
-    } else if (url.username || url.password || /[?#]/.test(provider['base_url'])) {
-      report(['providers', id, 'base_url'], 'value', 'must not carry credentials, a query or a fragment (use api_key_env and headers)');
-    }
+    // A value that is not http(s) at all is the schema's to report (with the same pattern).
+    const baseUrl = provider['base_url'];
+    const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
+    if (problem) report(['providers', id, 'base_url'], 'value', problem);
     const seen = new Set<string>();
     for (const name of Object.keys(mapAt(provider, 'headers'))) {
       const lower = name.toLowerCase();
@@ -64,12 +61,4 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
 function mapAt(data: unknown, key: string): Record<string, unknown> {
   const value = data !== null && typeof data === 'object' ? (data as Record<string, unknown>)[key] : undefined;
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-function parseUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
 }

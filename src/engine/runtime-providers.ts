@@ -4,6 +4,7 @@ import got, { type Got } from 'got';
 import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { ProviderTable, RouteTables } from '../generated/types/route-tables.js';
+import { baseUrlProblem } from './base-url-rules.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
 
 /** A provider as this process will call it: env applied, client built once at start-up. */
@@ -87,14 +88,8 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
 function baseUrlFor(table: ProviderTable, env: Readonly<Record<string, string | undefined>>): string {
   const override = table.baseUrlEnv ? env[table.baseUrlEnv] : undefined;
   if (!override) return table.baseUrl;
-  let url: URL;
-  try {
-    url = new URL(override);
-  } catch {
-    throw new Error(`${table.baseUrlEnv} is not a URL (it overrides the base_url of provider "${table.id}")`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${table.baseUrlEnv} must be an http:// or https:// URL (it overrides the base_url of provider "${table.id}")`);
-  }
+  // The routes compiler's own rule for base_url; the value is not echoed (it may hold a password).
+  const problem = baseUrlProblem(override);
+  if (problem) throw new Error(`${table.baseUrlEnv} (the base_url of provider "${table.id}"): ${problem}`);
   return override.replace(/\/+$/, '');
 }
