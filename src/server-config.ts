@@ -91,6 +91,10 @@ function readCallerKeys(env: Env): string[] {
     keys = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => !line.startsWith('#'));
   }
   keys = keys.filter((key) => key !== '');
+  // Keys were meant (the variable is set) but none came through: serving anonymously would be a silent downgrade.
+  const unusable = 'give at least one key, or unset it to serve anonymously';
+  if (keys.length === 0 && inline) throw new ConfigError(`GATEWAY_API_KEYS is set but holds no key (only commas and white space); ${unusable}`);
+  if (keys.length === 0 && file) throw new ConfigError(`GATEWAY_API_KEYS_FILE ${file} holds no key (only blank lines and # comments); ${unusable}`);
   // A key with white space or control characters could never arrive intact in a Bearer header.
   if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
   return keys;

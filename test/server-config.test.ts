@@ -42,3 +42,26 @@ t.test('bad values are refused with the variable named', async (t) => {
   t.throws(() => readServerConfig({ GATEWAY_API_KEYS: 'has space' }), /white space/);
   t.ok(readServerConfig({ WORKERS: 'auto' }).workers >= 1);
 });
+
+t.test('caller keys configured but none usable is a start-up error that says so, on any HOST', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+  const empty = join(dir, 'empty');
+  writeFileSync(empty, '');
+  const commentsOnly = join(dir, 'comments-only');
+  writeFileSync(commentsOnly, '# keys go here\r\n\n   \n  # one per line\n');
+  for (const host of ['127.0.0.1', '0.0.0.0']) {
+    for (const inline of [',', ' , ,', '   ']) {
+      t.throws(() => readServerConfig({ HOST: host, GATEWAY_API_KEYS: inline }), {
+        name: 'ConfigError',
+        message: 'GATEWAY_API_KEYS is set but holds no key (only commas and white space); give at least one key, or unset it to serve anonymously',
+      }, `${host} ${JSON.stringify(inline)}`);
+    }
+    for (const file of [empty, commentsOnly]) {
+      t.throws(() => readServerConfig({ HOST: host, GATEWAY_API_KEYS_FILE: file }), {
+        name: 'ConfigError',
+        message: `GATEWAY_API_KEYS_FILE ${file} holds no key (only blank lines and # comments); give at least one key, or unset it to serve anonymously`,
+      }, `${host} ${file}`);
+    }
+  }
+  t.same(readServerConfig({ GATEWAY_API_KEYS: '' }).callerKeys, [], 'an empty value is unset, as for every variable');
+});
