@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ModelTable, RouteTables } from './generated/types/route-tables.js';
 import { callerAuth } from './engine/caller-auth.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
+import { requireHostHeader } from './engine/client-error.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
 import { Lifecycle } from './engine/lifecycle.js';
 import { describeError } from './engine/log-fields.js';
@@ -56,6 +57,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.set('query parser', false);
 
   app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
+  app.use(requireHostHeader);
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
   app.get('/metrics', metrics.handler);
   app.all('/metrics', methodNotAllowed('GET, HEAD'));

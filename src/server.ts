@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { createGateway } from './app.js';
 import { runClusterPrimary } from './cluster-primary.js';
+import { answerClientError, refuseConnect } from './engine/client-error.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
 
@@ -65,9 +66,15 @@ function serve(): void {
       keepAliveTimeout: config.keepAliveTimeoutMs,
       // Node checks the two timeouts above only this often (30 s by default): check every second.
       connectionsCheckingInterval: 1000,
+      // Let a Host-less HTTP/1.1 request reach the app, which refuses it in the envelope (Node's own 400 is bare).
+      requireHostHeader: false,
     },
     gateway.app,
   );
+
+  // Node's own early refusals (400, 408, 413, 431) and CONNECT are answered in the envelope too.
+  server.on('clientError', answerClientError(config));
+  server.on('connect', refuseConnect);
 
   server.listen(config.port, config.host, () => {
     if (cluster.isWorker) return; // the primary announces the service

@@ -7,13 +7,18 @@
 export const GATEWAY_ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error', code: 'invalid_json', retry: false },
   invalid_request: { status: 400, type: 'invalid_request_error', code: 'invalid_request', retry: false },
+  // Refused by Node's HTTP parser before any route ran (answered from the server's clientError event).
+  malformed_request: { status: 400, type: 'invalid_request_error', code: 'malformed_request', retry: false },
   missing_provider_prefix: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
   unknown_model: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
   unauthorized: { status: 401, type: 'authentication_error', code: 'invalid_api_key', retry: false },
   not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
+  // The caller sent too slowly (HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS); a passing stall may not recur.
+  request_timeout: { status: 408, type: 'invalid_request_error', code: 'request_timeout', retry: true },
   request_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', retry: false },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', retry: false },
+  headers_too_large: { status: 431, type: 'invalid_request_error', code: 'headers_too_large', retry: false },
   // The caller closed the connection while sending: nobody reads this answer; 499 marks it in logs and metrics.
   caller_disconnected: { status: 499, type: 'invalid_request_error', code: 'caller_disconnected', retry: false },
   internal_error: { status: 500, type: 'server_error', code: 'internal_error', retry: false },
