@@ -4,6 +4,7 @@ import type { ModelTable, RouteTables } from './generated/types/route-tables.js'
 import { callerAuth } from './engine/caller-auth.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
 import { requireHostHeader } from './engine/client-error.js';
+import { cors, type CorsOrigins } from './engine/cors.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
 import { Lifecycle } from './engine/lifecycle.js';
 import { describeError } from './engine/log-fields.js';
@@ -22,6 +23,8 @@ export interface AppOptions {
   readonly maxUpstreamBodyBytes: number;
   /** Caller keys; empty serves anonymously (server.ts allows that on loopback only). */
   readonly callerKeys: readonly string[];
+  /** Origins browsers may call from (CORS_ORIGINS); absent or empty: no CORS. */
+  readonly corsOrigins?: CorsOrigins;
   /** One JSON line per request, and operational warnings. Never keys or content. */
   readonly logger: Logger;
   /** Node's process metrics on /metrics too: one gateway per process should (server.ts does). Default false. */
@@ -58,6 +61,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
 
   app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
   app.use(requireHostHeader);
+  if (options.corsOrigins && options.corsOrigins.length > 0) app.use(cors(options.corsOrigins));
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
   app.get('/metrics', metrics.handler);
   app.all('/metrics', methodNotAllowed('GET, HEAD'));

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import type { CorsOrigins } from './engine/cors.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -16,6 +17,8 @@ export interface ServerConfig {
   readonly shutdownGraceMs: number;
   /** Caller keys; empty means anonymous. */
   readonly callerKeys: readonly string[];
+  /** Origins browsers may call from; empty means no CORS. */
+  readonly corsOrigins: CorsOrigins;
   readonly workers: number;
   readonly logLevel: string;
 }
@@ -64,6 +67,7 @@ export function readServerConfig(env: Env): ServerConfig {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0),
     callerKeys,
+    corsOrigins: readCorsOrigins(env),
     workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),
     logLevel,
   };
@@ -98,6 +102,40 @@ function readCallerKeys(env: Env): string[] {
   // A key with white space or control characters could never arrive intact in a Bearer header.
   if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
   return keys;
+}
+
+/** Exact origins as a browser sends them in Origin (scheme://host[:port], nothing more), or * alone. */
+function readCorsOrigins(env: Env): CorsOrigins {
+  const raw = env['CORS_ORIGINS'];
+  if (!raw) return [];
+  const origins = raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  if (origins.length === 0) throw new ConfigError('CORS_ORIGINS is set but holds no origin; give origins such as https://app.example.com, or *');
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('CORS_ORIGINS: * stands alone (it already allows every origin)');
+    return '*';
+  }
+  for (const origin of origins) {
+    // A browser's Origin is serialised: lower case, no default port, no path. Anything else would never match.
+    const serialised = serialisedOrigin(origin);
+    if (serialised !== origin) {
+      const hint = serialised ? `; try ${JSON.stringify(serialised)}` : ' (scheme://host[:port], e.g. https://app.example.com)';
+      throw new ConfigError(`CORS_ORIGINS: ${JSON.stringify(origin.slice(0, 200))} is not an origin as a browser sends it${hint}`);
+    }
+  }
+  return origins;
+}
+
+function serialisedOrigin(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  if (url.username || url.password) return null;
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
+  // Other schemes (chrome-extension://…) have no serialised origin in URL; browsers send them as scheme://host.
+  return /^[a-z][a-z0-9+.-]*:\/\/[a-z0-9.-]+$/.test(text) ? text : null;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {

@@ -50,6 +50,7 @@ function serve(): void {
       maxBodyBytes: config.maxBodyBytes,
       maxUpstreamBodyBytes: config.maxUpstreamBodyBytes,
       callerKeys: config.callerKeys,
+      corsOrigins: config.corsOrigins,
       logger,
       processMetrics: true,
       clusterWorker: cluster.isWorker,

@@ -65,3 +65,27 @@ t.test('caller keys configured but none usable is a start-up error that says so,
   }
   t.same(readServerConfig({ GATEWAY_API_KEYS: '' }).callerKeys, [], 'an empty value is unset, as for every variable');
 });
+
+t.test('CORS_ORIGINS: off by default, exact origins or *, refused when it is not what a browser sends', async (t) => {
+  t.strictSame(readServerConfig({}).corsOrigins, []);
+  t.strictSame(readServerConfig({ CORS_ORIGINS: '' }).corsOrigins, []);
+  t.equal(readServerConfig({ CORS_ORIGINS: ' * ' }).corsOrigins, '*');
+  t.strictSame(readServerConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,http://[::1]:3000' }).corsOrigins, [
+    'https://app.example.com',
+    'http://localhost:5173',
+    'http://[::1]:3000',
+  ]);
+  t.strictSame(readServerConfig({ CORS_ORIGINS: 'chrome-extension://abcdefghijklmnop' }).corsOrigins, ['chrome-extension://abcdefghijklmnop']);
+  const refusals: [string, RegExp][] = [
+    ['https://app.example.com/', /"https:\/\/app\.example\.com\/" is not an origin as a browser sends it.*try "https:\/\/app\.example\.com"/],
+    ['https://App.Example.com', /try "https:\/\/app\.example\.com"/],
+    ['https://app.example.com:443', /try "https:\/\/app\.example\.com"/],
+    ['https://app.example.com/path', /not an origin/],
+    ['app.example.com', /not an origin/],
+    ['null', /not an origin/],
+    ['https://user@app.example.com', /not an origin/],
+    ['*, https://app.example.com', /\* stands alone/],
+    [',', /CORS_ORIGINS is set but holds no origin/],
+  ];
+  for (const [value, message] of refusals) t.throws(() => readServerConfig({ CORS_ORIGINS: value }), { name: 'ConfigError', message }, value);
+});

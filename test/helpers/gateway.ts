@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
+import type { CorsOrigins } from '../../src/engine/cors.js';
 
 /** The routes file most engine tests run on: real YAML through the real compiler. */
 export const GATEWAY_ROUTES = readFileSync(new URL('../fixtures/gateway-routes.yaml', import.meta.url), 'utf8');
@@ -31,6 +32,7 @@ export interface GatewayTestOptions {
   readonly maxBodyBytes?: number;
   readonly maxUpstreamBodyBytes?: number;
   readonly callerKeys?: readonly string[];
+  readonly corsOrigins?: CorsOrigins;
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
@@ -46,6 +48,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
     callerKeys: options.callerKeys ?? [],
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');
