@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { CorsOrigins } from './engine/cors.js';
+import type { LogFormat } from './log-format.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -21,6 +22,8 @@ export interface ServerConfig {
   readonly corsOrigins: CorsOrigins;
   readonly workers: number;
   readonly logLevel: string;
+  /** json, pretty, or auto: pretty when stdout is a terminal (server.ts decides). */
+  readonly logFormat: 'auto' | LogFormat;
 }
 
 /** A start-up refusal, printed as one line on stderr. */
@@ -70,6 +73,7 @@ export function readServerConfig(env: Env): ServerConfig {
     corsOrigins: readCorsOrigins(env),
     workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),
     logLevel,
+    logFormat: readLogFormat(env),
   };
 }
 
@@ -102,6 +106,12 @@ function readCallerKeys(env: Env): string[] {
   // A key with white space or control characters could never arrive intact in a Bearer header.
   if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
   return keys;
+}
+
+function readLogFormat(env: Env): 'auto' | LogFormat {
+  const format = env['LOG_FORMAT'] || 'auto';
+  if (format !== 'auto' && format !== 'json' && format !== 'pretty') throw new ConfigError('LOG_FORMAT must be auto, json or pretty');
+  return format;
 }
 
 /** Exact origins as a browser sends them in Origin (scheme://host[:port], nothing more), or * alone. */

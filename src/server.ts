@@ -6,6 +6,7 @@ import { createGateway } from './app.js';
 import { runClusterPrimary } from './cluster-primary.js';
 import { answerClientError, refuseConnect } from './engine/client-error.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
+import { prettyDestination, resolveLogFormat } from './log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
 
 let config: ServerConfig;
@@ -17,7 +18,10 @@ try {
   process.exit(1);
 }
 
-const logger = pino({ level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+const logger = pino(
+  { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+  resolveLogFormat(config.logFormat, process.stdout.isTTY === true) === 'pretty' ? prettyDestination(process.stdout) : undefined,
+);
 
 if (config.workers > 1 && cluster.isPrimary) {
   // The workers run this same file (cluster.isWorker) and share the one listening socket the primary holds.
