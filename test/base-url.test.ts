@@ -45,6 +45,7 @@ const cases: [string, string | null][] = [
   ['http://127.0.0.1:11434/v1', null],
   ['https://api.example.com/v1/', null],
   ['http://[::1]:8080/v1', null],
+  ['http://[::1]/v1', null],
   ['https://api.example.com:65535/v1', null],
   ['http://user:pw@host/v1?x=1#f', plain],
   ['https://user@api.example.com/v1', plain],

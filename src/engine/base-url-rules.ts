@@ -29,6 +29,6 @@ export function baseUrlProblem(text: string): string | null {
 function portOf(text: string): string | null {
   const authority = /^https?:\/\/([^/?#\\]*)/.exec(text)?.[1] ?? '';
   const hostAndPort = authority.slice(authority.lastIndexOf('@') + 1);
-  const match = /^(?:\[[^\]]*\]|[^:]*):(.*)$/.exec(hostAndPort);
+  const match = hostAndPort.startsWith('[') ? /^\[[^\]]*\]:(.*)$/.exec(hostAndPort) : /^[^:]*:(.*)$/.exec(hostAndPort);
   return match ? match[1]! : null;
 }
