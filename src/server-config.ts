@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
+import { BUDGET_BYTES_PER_VALUE } from './engine/body-budget.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -7,6 +9,11 @@ export interface ServerConfig {
   readonly host: string;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
+  /** JSON bounds checked before a request body is parsed. */
+  readonly maxJsonDepth: number;
+  readonly maxJsonValues: number;
+  /** What all request bodies in flight may hold together (their bytes, plus a charge per JSON value). */
+  readonly maxBodyBytesInFlight: number;
   /** A caller must send its request headers within this (slowloris). */
   readonly headersTimeoutMs: number;
   /** A caller must send its whole request (headers and body) within this. */
@@ -30,6 +37,8 @@ export const CONFIG_DEFAULTS = {
   host: '127.0.0.1',
   maxBodyBytes: 16 * 1024 * 1024,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
+  maxJsonDepth: 128,
+  maxJsonValues: 200_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
@@ -41,7 +50,16 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export function readServerConfig(env: Env): ServerConfig {
+/**
+ * The default of MAX_BODY_BYTES_IN_FLIGHT: an eighth of V8's heap limit (which Node derives from the
+ * container's memory limit), so bodies held at ~4 heap bytes per budget byte stay within half the heap.
+ * Never less than one request of the largest size and shape allowed.
+ */
+export function defaultBodyBytesInFlight(heapLimitBytes: number, smallestAllowed: number): number {
+  return Math.max(Math.floor(heapLimitBytes / 8), smallestAllowed);
+}
+
+export function readServerConfig(env: Env, heapLimitBytes = getHeapStatistics().heap_size_limit): ServerConfig {
   const host = env['HOST'] || CONFIG_DEFAULTS.host;
   const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', CONFIG_DEFAULTS.headersTimeoutMs, 1);
   const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', CONFIG_DEFAULTS.requestTimeoutMs, 1);
@@ -52,13 +70,26 @@ export function readServerConfig(env: Env): ServerConfig {
       `refusing to serve anonymously on ${host}: set GATEWAY_API_KEYS or GATEWAY_API_KEYS_FILE, bind HOST to loopback, or set GATEWAY_ALLOW_ANONYMOUS=true`,
     );
   }
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1);
+  const maxJsonValues = integer(env, 'MAX_JSON_VALUES', CONFIG_DEFAULTS.maxJsonValues, 1);
+  // One request of the largest size and value count must fit, or it would be told to retry forever.
+  const oneLargestRequest = maxBodyBytes + maxJsonValues * BUDGET_BYTES_PER_VALUE;
+  const maxBodyBytesInFlight = integer(env, 'MAX_BODY_BYTES_IN_FLIGHT', defaultBodyBytesInFlight(heapLimitBytes, oneLargestRequest), 1);
+  if (maxBodyBytesInFlight < oneLargestRequest) {
+    throw new ConfigError(
+      `MAX_BODY_BYTES_IN_FLIGHT must be at least MAX_BODY_BYTES + ${BUDGET_BYTES_PER_VALUE} x MAX_JSON_VALUES (${oneLargestRequest}), got ${maxBodyBytesInFlight}`,
+    );
+  }
   const logLevel = env['LOG_LEVEL'] || CONFIG_DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port: integer(env, 'PORT', CONFIG_DEFAULTS.port, 0, 65_535),
     host,
-    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1),
+    maxBodyBytes,
     maxUpstreamBodyBytes: integer(env, 'MAX_UPSTREAM_BODY_BYTES', CONFIG_DEFAULTS.maxUpstreamBodyBytes, 1),
+    maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', CONFIG_DEFAULTS.maxJsonDepth, 1, 100_000),
+    maxJsonValues,
+    maxBodyBytesInFlight,
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),

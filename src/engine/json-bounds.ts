@@ -1,0 +1,134 @@
+/** How far a request body may go before JSON.parse is allowed to build it. */
+export interface JsonBounds {
+  /** Nesting of arrays and objects. */
+  readonly maxDepth: number;
+  /** Objects, arrays, strings, numbers, true, false and null, each counted once (keys are not values). */
+  readonly maxValues: number;
+}
+
+/** Which bound a body broke, and where. */
+export interface JsonBoundsViolation {
+  readonly bound: 'depth' | 'values';
+  /** Where the top-level key whose value broke it stands in the bytes fed, [start, end); undefined when none does. */
+  readonly keySpan: { readonly start: number; readonly end: number } | undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+/** Longest top-level key reported as `param`: real parameter names are short. */
+const MAX_KEY_BYTES = 64;
+
+/**
+ * Measures the depth and value count of a JSON text as its bytes arrive, without building anything.
+ * JSON.parse turns each value into a heap object (an empty `{}` costs 3 bytes of text and ~64 bytes of
+ * heap), so these bounds, checked first, are what keep one body's parse within a known memory.
+ *
+ * It reads the structure only (strings, brackets, commas), not the literals: for a text JSON.parse
+ * accepts the counts are exact upper bounds, and for one it refuses, they bound the prefix it would build
+ * before failing. Values are counted as `{` + `[` + `,` + 1, which is at least the true count. Bytes
+ * of multi-byte UTF-8 characters are all >= 0x80, so a byte-wise scan never mistakes them for structure.
+ */
+export class JsonBoundsScanner {
+  #depth = 0;
+  #values = 1;
+  #inString = false;
+  /** A backslash ended the previous chunk, inside a string: the next byte is escaped. */
+  #escapePending = false;
+  /** Bytes scanned in earlier chunks. */
+  #offset = 0;
+  #topIsObject = false;
+  #awaitingKey = false;
+  #inKey = false;
+  #keyStart = -1;
+  #keyEnd = -1;
+  readonly #bounds: JsonBounds;
+
+  constructor(bounds: JsonBounds) {
+    this.#bounds = bounds;
+  }
+
+  /** Scans the next chunk; a violation is final (stop feeding). */
+  feed(chunk: Uint8Array): JsonBoundsViolation | undefined {
+    const { maxDepth, maxValues } = this.#bounds;
+    const length = chunk.length;
+    let i = 0;
+    if (this.#escapePending) {
+      this.#escapePending = false;
+      i = 1;
+    }
+    while (i < length) {
+      if (this.#inString) {
+        // The hot path: most of a chat body is string content. Only a quote or a backslash matters here.
+        let byte = chunk[i]!;
+        while (byte !== QUOTE && byte !== BACKSLASH) {
+          if (++i === length) break;
+          byte = chunk[i]!;
+        }
+        if (i === length) break;
+        if (byte === BACKSLASH) {
+          i += 2;
+          if (i > length) this.#escapePending = true;
+          continue;
+        }
+        this.#inString = false;
+        if (this.#inKey) {
+          this.#inKey = false;
+          this.#keyEnd = this.#offset + i;
+        }
+        i++;
+        continue;
+      }
+      const byte = chunk[i]!;
+      if (byte === QUOTE) {
+        this.#inString = true;
+        if (this.#awaitingKey && this.#depth === 1) {
+          this.#awaitingKey = false;
+          this.#inKey = true;
+          this.#keyStart = this.#offset + i + 1;
+          this.#keyEnd = -1;
+        }
+      } else if (byte === COMMA) {
+        // A comma between top-level members ends the current key's value: the next count is nobody's.
+        if (this.#depth === 1 && this.#topIsObject) this.#awaitingKey = true;
+        if (++this.#values > maxValues) return this.#violation('values');
+      } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+        if (++this.#values > maxValues) return this.#violation('values');
+        if (++this.#depth > maxDepth) return this.#violation('depth');
+        if (this.#depth === 1) {
+          this.#topIsObject = byte === OPEN_BRACE;
+          this.#awaitingKey = this.#topIsObject;
+        }
+      } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+        this.#depth--;
+      }
+      i++;
+    }
+    this.#offset += length;
+    return undefined;
+  }
+
+  /** Values counted so far (an upper bound of the values JSON.parse would build). */
+  get values(): number {
+    return this.#values;
+  }
+
+  #violation(bound: JsonBoundsViolation['bound']): JsonBoundsViolation {
+    const inMember = this.#topIsObject && !this.#awaitingKey && !this.#inKey && this.#keyEnd >= 0;
+    return { bound, keySpan: inMember ? { start: this.#keyStart, end: this.#keyEnd } : undefined };
+  }
+}
+
+/**
+ * The top-level key at [start, end) of `bytes`, when it is short and plain enough to be named as `param`
+ * (it is the caller's own text: nothing escaped, nothing unusual, echoed only when it looks like a field name).
+ */
+export function plainKeyAt(bytes: Uint8Array, start: number, end: number): string | undefined {
+  if (start < 0 || end < start || end - start > MAX_KEY_BYTES || end > bytes.length) return undefined;
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : undefined;
+}
