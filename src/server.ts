@@ -48,6 +48,9 @@ function serve(): void {
       version: GATEWAY_VERSION,
       maxBodyBytes: config.maxBodyBytes,
       maxUpstreamBodyBytes: config.maxUpstreamBodyBytes,
+      maxJsonDepth: config.maxJsonDepth,
+      maxJsonValues: config.maxJsonValues,
+      maxBodyBytesInFlight: config.maxBodyBytesInFlight,
       callerKeys: config.callerKeys,
       logger,
       processMetrics: true,
@@ -68,6 +71,8 @@ function serve(): void {
     },
     gateway.app,
   );
+  // Expect: 100-continue: invite the body only once the headers pass, not at once as Node would.
+  server.on('checkContinue', gateway.checkContinue);
 
   server.listen(config.port, config.host, () => {
     if (cluster.isWorker) return; // the primary announces the service
