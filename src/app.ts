@@ -1,5 +1,4 @@
 import type { RequestListener } from 'node:http';
-import { getHeapStatistics } from 'node:v8';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ModelTable, RouteTables } from './generated/types/route-tables.js';
@@ -25,7 +24,7 @@ export interface AppOptions {
   /** Bounds checked before a request body is parsed; defaults as in server-config.ts. */
   readonly maxJsonDepth?: number;
   readonly maxJsonValues?: number;
-  /** What all request bodies in flight may hold together; default from the heap limit, as in server-config.ts. */
+  /** What all request bodies in flight may hold together; default as in server-config.ts. */
   readonly maxBodyBytesInFlight?: number;
   /** Caller keys; empty serves anonymously (server.ts allows that on loopback only). */
   readonly callerKeys: readonly string[];
@@ -102,7 +101,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
 function bodyLimits(options: AppOptions) {
   const maxDepth = options.maxJsonDepth ?? CONFIG_DEFAULTS.maxJsonDepth;
   const maxValues = options.maxJsonValues ?? CONFIG_DEFAULTS.maxJsonValues;
-  const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(getHeapStatistics().heap_size_limit, options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
+  const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
   return { maxBytes: options.maxBodyBytes, json: { maxDepth, maxValues }, budget: new BodyBudget(inFlight) };
 }
 

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { getHeapStatistics } from 'node:v8';
 import { BUDGET_BYTES_PER_VALUE } from './engine/body-budget.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
@@ -51,15 +50,16 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * The default of MAX_BODY_BYTES_IN_FLIGHT: an eighth of V8's heap limit (which Node derives from the
- * container's memory limit), so bodies held at ~4 heap bytes per budget byte stay within half the heap.
- * Never less than one request of the largest size and shape allowed.
+ * The default of MAX_BODY_BYTES_IN_FLIGHT: sized for the shipped Kubernetes limit of 512 MiB, where Node's heap
+ * is ~256 MiB. Bodies hold up to ~4 bytes of heap per budget byte (body-budget.ts), so 32 MiB keeps them within
+ * half of it, leaving room for one body being parsed and for everything else. Never less than one request of the
+ * largest size and value count allowed, or that request would be told to retry forever.
  */
-export function defaultBodyBytesInFlight(heapLimitBytes: number, smallestAllowed: number): number {
-  return Math.max(Math.floor(heapLimitBytes / 8), smallestAllowed);
+export function defaultBodyBytesInFlight(oneLargestRequest: number): number {
+  return Math.max(32 * 1024 * 1024, oneLargestRequest);
 }
 
-export function readServerConfig(env: Env, heapLimitBytes = getHeapStatistics().heap_size_limit): ServerConfig {
+export function readServerConfig(env: Env): ServerConfig {
   const host = env['HOST'] || CONFIG_DEFAULTS.host;
   const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', CONFIG_DEFAULTS.headersTimeoutMs, 1);
   const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', CONFIG_DEFAULTS.requestTimeoutMs, 1);
@@ -74,7 +74,7 @@ export function readServerConfig(env: Env, heapLimitBytes = getHeapStatistics().
   const maxJsonValues = integer(env, 'MAX_JSON_VALUES', CONFIG_DEFAULTS.maxJsonValues, 1);
   // One request of the largest size and value count must fit, or it would be told to retry forever.
   const oneLargestRequest = maxBodyBytes + maxJsonValues * BUDGET_BYTES_PER_VALUE;
-  const maxBodyBytesInFlight = integer(env, 'MAX_BODY_BYTES_IN_FLIGHT', defaultBodyBytesInFlight(heapLimitBytes, oneLargestRequest), 1);
+  const maxBodyBytesInFlight = integer(env, 'MAX_BODY_BYTES_IN_FLIGHT', defaultBodyBytesInFlight(oneLargestRequest), 1);
   if (maxBodyBytesInFlight < oneLargestRequest) {
     throw new ConfigError(
       `MAX_BODY_BYTES_IN_FLIGHT must be at least MAX_BODY_BYTES + ${BUDGET_BYTES_PER_VALUE} x MAX_JSON_VALUES (${oneLargestRequest}), got ${maxBodyBytesInFlight}`,
