@@ -77,7 +77,7 @@ export async function readJsonBody(req: IncomingMessage, res: ServerResponse, li
 function collect(req: IncomingMessage, inspect: (chunk: Buffer, earlier: readonly Buffer[]) => GatewayError | undefined): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const stop = () => req.off('data', onData).off('end', onEnd).off('error', onError);
+    const stop = () => req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onError);
     const onData = (chunk: Buffer) => {
       const refusal = inspect(chunk, chunks);
       if (refusal) {
@@ -96,7 +96,8 @@ function collect(req: IncomingMessage, inspect: (chunk: Buffer, earlier: readonl
       stop();
       reject(gatewayError('caller_disconnected', 'The connection closed before the request body was complete.'));
     };
-    req.on('data', onData).on('end', onEnd).on('error', onError);
+    // 'close' before 'end' is a caller gone too, whether or not an error came with it.
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onError);
   });
 }
 
