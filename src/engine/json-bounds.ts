@@ -2,7 +2,7 @@
 export interface JsonBounds {
   /** Nesting of arrays and objects. */
   readonly maxDepth: number;
-  /** Objects, arrays, strings, numbers, true, false and null, each counted once (keys are not values). */
+  /** Objects, arrays, strings, numbers, true, false and null (keys are not values; an empty object or array counts two). */
   readonly maxValues: number;
 }
 
@@ -32,9 +32,9 @@ const MAX_KEY_BYTES = 64;
  * JSON.parse turns each value into a heap object (an empty `{}` costs 3 bytes of text and ~64 bytes of
  * heap), so these bounds, checked first, are what keep one body's parse within a known memory.
  *
- * It reads the structure only (strings, brackets, commas), not the literals: for a text JSON.parse
- * accepts the counts are exact upper bounds, and for one it refuses, they bound the prefix it would build
- * before failing. Values are counted as `{` + `[` + `,` + 1, which is at least the true count. Bytes
+ * It reads the structure only (strings, brackets, commas), not the literals. For a text JSON.parse accepts,
+ * the depth is exact and the value count an upper bound (`{` + `[` + `,` + 1: exact but for one extra per
+ * empty object or array); for one it refuses, they bound the prefix it would build before failing. Bytes
  * of multi-byte UTF-8 characters are all >= 0x80, so a byte-wise scan never mistakes them for structure.
  */
 export class JsonBoundsScanner {
