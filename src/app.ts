@@ -1,10 +1,13 @@
+import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ModelTable, RouteTables } from './generated/types/route-tables.js';
 import { callerAuth } from './engine/caller-auth.js';
+import { BodyBudget, BUDGET_BYTES_PER_VALUE } from './engine/body-budget.js';
 import { chatCompletionsHandler } from './engine/chat-completions.js';
 import { requireHostHeader } from './engine/client-error.js';
 import { cors, type CorsOrigins } from './engine/cors.js';
+import { deferContinue } from './engine/expect-continue.js';
 import { GatewayError, gatewayError } from './engine/gateway-error.js';
 import { Lifecycle } from './engine/lifecycle.js';
 import { describeError } from './engine/log-fields.js';
@@ -14,6 +17,7 @@ import { requestIdFor } from './engine/request-id.js';
 import { prepareProviders } from './engine/runtime-providers.js';
 import { sendError } from './engine/send-error.js';
 import { createMetrics } from './metrics.js';
+import { CONFIG_DEFAULTS, defaultBodyBytesInFlight } from './server-config.js';
 
 export interface AppOptions {
   /** Where api_key_env and base_url_env are looked up. */
@@ -21,6 +25,11 @@ export interface AppOptions {
   readonly version: string;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
+  /** Bounds checked before a request body is parsed; defaults as in server-config.ts. */
+  readonly maxJsonDepth?: number;
+  readonly maxJsonValues?: number;
+  /** What all request bodies in flight may hold together; default as in server-config.ts. */
+  readonly maxBodyBytesInFlight?: number;
   /** Caller keys; empty serves anonymously (server.ts allows that on loopback only). */
   readonly callerKeys: readonly string[];
   /** Origins browsers may call from (CORS_ORIGINS); absent or empty: no CORS. */
@@ -35,6 +44,8 @@ export interface AppOptions {
 
 export interface Gateway {
   readonly app: Express;
+  /** For http.Server's 'checkContinue': `100 Continue` only once the headers pass, so a refusal comes before the body. */
+  readonly checkContinue: RequestListener;
   /** Health turns 503, in-flight requests get `graceMs` to finish, the rest answer shutting_down. */
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers. */
@@ -73,7 +84,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
       roster,
       providers: providers.byId,
       errors: tables.errors,
-      maxBodyBytes: options.maxBodyBytes,
+      body: bodyLimits(options),
       maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
       lifecycle,
     }),
@@ -92,7 +103,14 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
   });
   app.use(answerError(logger, providers.redact));
-  return { app, drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
+  return { app, checkContinue: deferContinue(app), drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
+}
+
+function bodyLimits(options: AppOptions) {
+  const maxDepth = options.maxJsonDepth ?? CONFIG_DEFAULTS.maxJsonDepth;
+  const maxValues = options.maxJsonValues ?? CONFIG_DEFAULTS.maxJsonValues;
+  const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
+  return { maxBytes: options.maxBodyBytes, json: { maxDepth, maxValues }, budget: new BodyBudget(inFlight) };
 }
 
 /** Counts requests for the drain; while draining, each response closes its connection so callers reconnect elsewhere. */

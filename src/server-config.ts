@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { CorsOrigins } from './engine/cors.js';
 import type { LogFormat } from './log-format.js';
+import { BUDGET_BYTES_PER_VALUE } from './engine/body-budget.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -9,6 +10,11 @@ export interface ServerConfig {
   readonly host: string;
   readonly maxBodyBytes: number;
   readonly maxUpstreamBodyBytes: number;
+  /** JSON bounds checked before a request body is parsed. */
+  readonly maxJsonDepth: number;
+  readonly maxJsonValues: number;
+  /** What all request bodies in flight may hold together (their bytes, plus a charge per JSON value). */
+  readonly maxBodyBytesInFlight: number;
   /** A caller must send its request headers within this (slowloris). */
   readonly headersTimeoutMs: number;
   /** A caller must send its whole request (headers and body) within this. */
@@ -36,6 +42,8 @@ export const CONFIG_DEFAULTS = {
   host: '127.0.0.1',
   maxBodyBytes: 16 * 1024 * 1024,
   maxUpstreamBodyBytes: 64 * 1024 * 1024,
+  maxJsonDepth: 128,
+  maxJsonValues: 200_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
@@ -46,6 +54,16 @@ export const CONFIG_DEFAULTS = {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The default of MAX_BODY_BYTES_IN_FLIGHT: sized for the shipped Kubernetes limit of 512 MiB, where Node's heap
+ * is ~256 MiB. Bodies hold up to ~4 bytes of heap per budget byte (body-budget.ts), so 32 MiB keeps them within
+ * half of it, leaving room for one body being parsed and for everything else. Never less than one request of the
+ * largest size and value count allowed, or that request would be told to retry forever.
+ */
+export function defaultBodyBytesInFlight(oneLargestRequest: number): number {
+  return Math.max(32 * 1024 * 1024, oneLargestRequest);
+}
 
 export function readServerConfig(env: Env): ServerConfig {
   const host = env['HOST'] || CONFIG_DEFAULTS.host;
@@ -58,13 +76,26 @@ export function readServerConfig(env: Env): ServerConfig {
       `refusing to serve anonymously on ${host}: set GATEWAY_API_KEYS or GATEWAY_API_KEYS_FILE, bind HOST to loopback, or set GATEWAY_ALLOW_ANONYMOUS=true`,
     );
   }
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1);
+  const maxJsonValues = integer(env, 'MAX_JSON_VALUES', CONFIG_DEFAULTS.maxJsonValues, 1);
+  // One request of the largest size and value count must fit, or it would be told to retry forever.
+  const oneLargestRequest = maxBodyBytes + maxJsonValues * BUDGET_BYTES_PER_VALUE;
+  const maxBodyBytesInFlight = integer(env, 'MAX_BODY_BYTES_IN_FLIGHT', defaultBodyBytesInFlight(oneLargestRequest), 1);
+  if (maxBodyBytesInFlight < oneLargestRequest) {
+    throw new ConfigError(
+      `MAX_BODY_BYTES_IN_FLIGHT must be at least MAX_BODY_BYTES + ${BUDGET_BYTES_PER_VALUE} x MAX_JSON_VALUES (${oneLargestRequest}), got ${maxBodyBytesInFlight}`,
+    );
+  }
   const logLevel = env['LOG_LEVEL'] || CONFIG_DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port: integer(env, 'PORT', CONFIG_DEFAULTS.port, 0, 65_535),
     host,
-    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', CONFIG_DEFAULTS.maxBodyBytes, 1),
+    maxBodyBytes,
     maxUpstreamBodyBytes: integer(env, 'MAX_UPSTREAM_BODY_BYTES', CONFIG_DEFAULTS.maxUpstreamBodyBytes, 1),
+    maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', CONFIG_DEFAULTS.maxJsonDepth, 1, 100_000),
+    maxJsonValues,
+    maxBodyBytesInFlight,
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),

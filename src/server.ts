@@ -53,6 +53,9 @@ function serve(): void {
       version: GATEWAY_VERSION,
       maxBodyBytes: config.maxBodyBytes,
       maxUpstreamBodyBytes: config.maxUpstreamBodyBytes,
+      maxJsonDepth: config.maxJsonDepth,
+      maxJsonValues: config.maxJsonValues,
+      maxBodyBytesInFlight: config.maxBodyBytesInFlight,
       callerKeys: config.callerKeys,
       corsOrigins: config.corsOrigins,
       logger,
@@ -76,6 +79,8 @@ function serve(): void {
     },
     gateway.app,
   );
+  // Expect: 100-continue: invite the body only once the headers pass, not at once as Node would.
+  server.on('checkContinue', gateway.checkContinue);
 
   // Node's own early refusals (400, 408, 413, 431) and CONNECT are answered in the envelope too.
   server.on('clientError', answerClientError(config));

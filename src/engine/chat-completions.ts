@@ -5,7 +5,7 @@ import { describeValidationError } from './describe-validation-error.js';
 import { gatewayError } from './gateway-error.js';
 import type { Lifecycle } from './lifecycle.js';
 import { findErrorRule, providerError } from './provider-error.js';
-import { readJsonBody } from './read-json-body.js';
+import { readJsonBody, type BodyLimits } from './read-json-body.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
 import { recordOf, round } from './request-log.js';
@@ -17,7 +17,7 @@ export interface ChatCompletionsOptions {
   readonly roster: ReadonlyMap<string, ModelTable>;
   readonly providers: ReadonlyMap<string, RuntimeProvider>;
   readonly errors: ErrorRuleSet;
-  readonly maxBodyBytes: number;
+  readonly body: BodyLimits;
   readonly maxUpstreamBodyBytes: number;
   readonly lifecycle: Lifecycle;
 }
@@ -31,7 +31,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
-    const { text, value } = await readJsonBody(req, options.maxBodyBytes);
+    const { text, value } = await readJsonBody(req, res, options.body);
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
     record.model = value.model;
     record.stream = value.stream === true;

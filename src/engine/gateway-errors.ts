@@ -11,6 +11,8 @@ export const GATEWAY_ERRORS = {
   malformed_request: { status: 400, type: 'invalid_request_error', code: 'malformed_request', retry: false },
   missing_provider_prefix: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
   unknown_model: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
+  // Valid JSON, but deeper or with more values than MAX_JSON_DEPTH / MAX_JSON_VALUES allow: refused before parsing.
+  request_too_complex: { status: 400, type: 'invalid_request_error', code: 'request_too_complex', retry: false },
   unauthorized: { status: 401, type: 'authentication_error', code: 'invalid_api_key', retry: false },
   not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
@@ -32,6 +34,8 @@ export const GATEWAY_ERRORS = {
   upstream_stream_timeout: { status: 502, type: 'server_error', code: 'upstream_stream_timeout', retry: true },
   // Draining past SHUTDOWN_GRACE_MS: another instance can take the retry.
   shutting_down: { status: 503, type: 'server_error', code: 'shutting_down', retry: true },
+  // The request bodies in flight hold all of MAX_BODY_BYTES_IN_FLIGHT: a moment later, or another instance, can take it.
+  overloaded: { status: 503, type: 'server_error', code: 'overloaded', retry: true },
 } as const satisfies Record<string, { status: number; type: string; code: string; retry: boolean }>;
 
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;

@@ -1,6 +1,8 @@
-import type { IncomingMessage } from 'node:http';
-import { gatewayError } from './gateway-error.js';
-import { readLimited } from './read-limited.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BUDGET_BYTES_PER_VALUE, type BodyBudget } from './body-budget.js';
+import { inviteBody } from './expect-continue.js';
+import { gatewayError, type GatewayError } from './gateway-error.js';
+import { JsonBoundsScanner, plainKeyAt, type JsonBounds, type JsonBoundsViolation } from './json-bounds.js';
 
 /** A request body as the caller sent it, and the same body parsed. */
 export interface JsonBody {
@@ -8,13 +10,23 @@ export interface JsonBody {
   readonly value: unknown;
 }
 
+/** What one request body may cost: its size, its shape, and its share of the memory all bodies hold. */
+export interface BodyLimits {
+  readonly maxBytes: number;
+  readonly json: JsonBounds;
+  readonly budget: BodyBudget;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
  * Reads the whole body once, refusing early what cannot be a JSON body: a wrong content type (415),
- * a compressed body (415), more than `maxBytes` (413, before reading it when Content-Length says so).
+ * a compressed body (415), more than `maxBytes` (413, before reading it when Content-Length says so),
+ * deeper or with more values than the JSON bounds (400, as soon as the bytes read show it), and more than
+ * the budget of bodies in flight has left (503, retryable). Everything the body holds is charged to the
+ * budget until the response closes. `100 Continue` is sent only once the headers have passed these checks.
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<JsonBody> {
+export async function readJsonBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<JsonBody> {
   if (!isJsonContentType(req.headers['content-type'])) {
     throw gatewayError('unsupported_media_type', 'Content-Type must be application/json (with charset utf-8, if a charset is given).');
   }
@@ -22,20 +34,30 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
     throw gatewayError('unsupported_media_type', `Content-Encoding "${encoding.slice(0, 40)}" is not supported; send the body uncompressed.`);
   }
+  const { maxBytes, budget } = limits;
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw tooLarge(maxBytes);
+  if (declared > 0 && !budget.fits(declared)) throw overloaded();
 
-  let read: { bytes: Buffer; truncated: boolean };
-  try {
-    read = await readLimited(req, maxBytes);
-  } catch {
-    throw gatewayError('caller_disconnected', 'The connection closed before the request body was complete.');
-  }
-  const { bytes, truncated } = read;
-  if (truncated) throw tooLarge(maxBytes);
+  const reservation = budget.open();
+  if (res.closed) throw gatewayError('caller_disconnected', 'The connection closed before the request body was complete.');
+  res.once('close', () => reservation.release());
+  inviteBody(req, res);
+
+  const scanner = new JsonBoundsScanner(limits.json);
+  let size = 0;
+  const chunks = await collect(req, (chunk, earlier) => {
+    if (size + chunk.length > maxBytes) return tooLarge(maxBytes);
+    size += chunk.length;
+    if (!reservation.take(chunk.length)) return overloaded();
+    const violation = scanner.feed(chunk);
+    return violation && tooComplex(violation, limits.json, () => Buffer.concat([...earlier, chunk]));
+  });
+  // Parsing builds every value: charge them before it does.
+  if (!reservation.take(scanner.values * BUDGET_BYTES_PER_VALUE)) throw overloaded();
   let text: string;
   try {
-    text = utf8.decode(bytes);
+    text = utf8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   } catch {
     throw gatewayError('invalid_json', 'The request body is not valid UTF-8.');
   }
@@ -48,6 +70,37 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   }
 }
 
+/**
+ * The body's chunks, each passed to `inspect` first (with the chunks before it). When `inspect` returns an
+ * error, reading stops there: the stream is paused, not destroyed, so the socket lives on to carry the answer.
+ */
+function collect(req: IncomingMessage, inspect: (chunk: Buffer, earlier: readonly Buffer[]) => GatewayError | undefined): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const stop = () => req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onError);
+    const onData = (chunk: Buffer) => {
+      const refusal = inspect(chunk, chunks);
+      if (refusal) {
+        stop();
+        req.pause();
+        reject(refusal);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks);
+    };
+    const onError = () => {
+      stop();
+      reject(gatewayError('caller_disconnected', 'The connection closed before the request body was complete.'));
+    };
+    // 'close' before 'end' is a caller gone too, whether or not an error came with it.
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onError);
+  });
+}
+
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
   const [mediaType = '', ...parameters] = header.toLowerCase().split(';').map((part) => part.trim());
@@ -57,4 +110,20 @@ function isJsonContentType(header: string | undefined): boolean {
 
 function tooLarge(maxBytes: number) {
   return gatewayError('request_too_large', `The request body is larger than ${maxBytes} bytes (MAX_BODY_BYTES).`);
+}
+
+function overloaded() {
+  return gatewayError('overloaded', 'The gateway holds as many request bodies as its memory allows (MAX_BODY_BYTES_IN_FLIGHT); send the request again.', {
+    headers: { 'retry-after': '1' },
+  });
+}
+
+function tooComplex(violation: JsonBoundsViolation, bounds: JsonBounds, bytesSoFar: () => Buffer): GatewayError {
+  const param = violation.keySpan && plainKeyAt(bytesSoFar(), violation.keySpan.start, violation.keySpan.end);
+  const where = param ? ` (in '${param}')` : '';
+  const message =
+    violation.bound === 'depth'
+      ? `The request body nests arrays and objects more than ${bounds.maxDepth} levels deep${where} (MAX_JSON_DEPTH).`
+      : `The request body has more than ${bounds.maxValues} JSON values${where} (MAX_JSON_VALUES); each object, array, string, number, true, false and null counts one.`;
+  return gatewayError('request_too_complex', message, { param: param ?? null });
 }
