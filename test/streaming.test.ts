@@ -278,3 +278,15 @@ t.test('stream_usage: false leaves the caller’s stream_options alone', async (
   await (await gateway.post({ ...ask, model: 'nousage/model' })).text();
   t.equal(upstream.requests[0]!.body, JSON.stringify({ ...ask, model: 'model' }));
 });
+
+t.test('a byte-order mark opening the provider’s stream is ignored, so the first event arrives', async (t) => {
+  const events = [chunk('gpt-4o-2024-11-20', { content: 'first' }), chunk('gpt-4o-2024-11-20', { content: 'second' })];
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    // The mark split across two reads, as a provider's first write may cut it.
+    await writeInPieces(res, [Buffer.from([0xef, 0xbb]), Buffer.concat([Buffer.from([0xbf]), Buffer.from(sseBody(events))])]);
+    res.end();
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.same(data, [...events.map((event) => JSON.stringify({ ...event, model: 'mock/gpt-4o' })), '[DONE]']);
+});
