@@ -290,3 +290,37 @@ t.test('a byte-order mark opening the provider’s stream is ignored, so the fir
   const data = await readDataEvents(await gateway.post(ask));
   t.same(data, [...events.map((event) => JSON.stringify({ ...event, model: 'mock/gpt-4o' })), '[DONE]']);
 });
+
+t.test('escaped keys, "error": null and keys JSON cannot decode: the caller reads the contract (issue 10, items 5, 7, 8)', async (t) => {
+  const events = [
+    '{"id":"a","object":"chat.completion.chunk","model":"gpt-4o-2024-11-20","mod\\u0065l":"gpt-4o-2024-11-20","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}',
+    '{"id":"a","model":"gpt-4o-2024-11-20","error":null,"choices":[{"index":0,"delta":{"content":"!"}}],"usage":null}',
+    '{"\\x":1,"usage":{}}',
+    '{"id":"a","model":"gpt-4o-2024-11-20","choices":[],"us\\u0061ge":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10}}',
+  ];
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(sseBody(events));
+  });
+  const data = await readDataEvents(await gateway.post(ask, { 'x-request-id': 'escaped-keys' }));
+  t.same(data, [
+    '{"id":"a","object":"chat.completion.chunk","model":"mock/gpt-4o","mod\\u0065l":"mock/gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}]}',
+    '{"id":"a","model":"mock/gpt-4o","error":null,"choices":[{"index":0,"delta":{"content":"!"}}]}',
+    '{"\\x":1,"usage":{}}',
+    '[DONE]',
+  ]);
+  t.equal(JSON.parse(data[0]!).model, 'mock/gpt-4o', 'a JSON parser reads the routing model');
+  await sleep(20);
+  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'escaped-keys'), { gateway_code: null, prompt_tokens: 8, completion_tokens: 2 }, 'the escaped usage was counted, and hidden');
+});
+
+t.test('an escaped "error" key mid-stream is an error event', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('gpt-4o-2024-11-20', { content: 'partial' })], { done: false }));
+    res.end(sseBody(['{"model":"gpt-4o-2024-11-20","\\u0065rror":{"message":"Provider disconnected","code":502}}']));
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.equal(data.length, 2, 'the partial chunk and the error; no [DONE]');
+  t.match(JSON.parse(data[1]!), { error: { message: 'Provider disconnected', gateway_code: 'provider_stream_error', provider_code: '502' } });
+});
