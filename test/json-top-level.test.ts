@@ -64,3 +64,11 @@ t.test('nesting a million deep and hostile strings are scanned without recursion
   const manyKeys = `{${Array.from({ length: 100_000 }, (_, i) => `"k${i}":${i}`).join(',')},"model":"x"}`;
   t.equal(scanTopLevel(manyKeys)?.keys.length, 100_001);
 });
+
+t.test('editTopLevel with a function edits each occurrence from its own text', async (t) => {
+  const edit = (text: string, fn: (current: string | undefined) => string | undefined) => editTopLevel(text, scanTopLevel(text)!, new Map([['o', fn]]));
+  t.equal(edit('{"o":1,"a":2,"o" : [3]}', (current) => `{"was":${current}}`), '{"o":{"was":1},"a":2,"o" : {"was":[3]}}');
+  t.equal(edit('{"a":2}', (current) => (current === undefined ? '"new"' : 'x')), '{"o":"new","a":2}', 'called once with undefined when absent');
+  t.equal(edit('{"a":2}', () => undefined), '{"a":2}', 'nothing added when it gives undefined');
+  t.equal(edit('{"o":1,"a":2}', () => undefined), '{"a":2}', 'an occurrence removed when it gives undefined');
+});

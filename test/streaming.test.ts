@@ -324,3 +324,17 @@ t.test('an escaped "error" key mid-stream is an error event', async (t) => {
   t.equal(data.length, 2, 'the partial chunk and the error; no [DONE]');
   t.match(JSON.parse(data[1]!), { error: { message: 'Provider disconnected', gateway_code: 'provider_stream_error', provider_code: '502' } });
 });
+
+t.test('stream_options reaches the provider as written, but for include_usage, however deep (issue 10, item 10)', async (t) => {
+  const { gateway, upstream } = await withStream(t, usageAwareProvider);
+  const head = '{"model":"mock/gpt-4o","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":';
+  const sent = `${head}{"include_usage":false, "x":{"b":1.0,"a":12345678901234567890}}}`;
+  t.equal((await gateway.post(sent)).status, 200);
+  t.equal(upstream.requests[0]!.body, sent.replace('mock/gpt-4o', 'gpt-4o-2024-11-20').replace('false', 'true'), 'numbers, order and spacing as sent');
+  const deep = `${head}{"x":${'['.repeat(20_000)}1.0${']'.repeat(20_000)}}}`;
+  const response = await gateway.post(deep);
+  await response.text();
+  // Never a 500. Should a bound on nesting (issue 10, item 2) refuse this body, it must be the caller's 4xx envelope.
+  if (response.status === 200) t.equal(upstream.requests[1]!.body, deep.replace('mock/gpt-4o', 'gpt-4o-2024-11-20').replace('{"x"', '{"include_usage":true,"x"'), '20,000 deep, byte for byte');
+  else t.ok(response.status >= 400 && response.status < 500 && /json/.test(response.headers.get('content-type') ?? ''), `refused as the caller’s error (${response.status})`);
+});

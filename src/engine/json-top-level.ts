@@ -80,25 +80,36 @@ export function setTopLevelString(text: string, scan: TopLevelScan, key: string,
 }
 
 /**
- * Edits the top level of a JSON object text in one pass. Each edit maps a key to encoded JSON (set
- * every occurrence, or add the key first when absent) or to undefined (remove every occurrence).
- * Everything not edited, spacing included, stays as it was.
+ * One edit of a top-level key: encoded JSON (set every occurrence, or add the key first when absent),
+ * undefined (remove every occurrence), or a function giving each occurrence's new JSON from its current
+ * text (called once with undefined when the key is absent: its result, if any, is added first).
  */
-export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, string | undefined>): string {
+export type TopLevelEdit = string | undefined | ((current: string | undefined) => string | undefined);
+
+/**
+ * Edits the top level of a JSON object text in one pass. Everything not edited, spacing included,
+ * stays as it was.
+ */
+export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, TopLevelEdit>): string {
   const added: string[] = [];
-  for (const [key, json] of edits) if (json !== undefined && !scan.keys.includes(key)) added.push(`${JSON.stringify(key)}:${json}`);
+  for (const [key, edit] of edits) {
+    if (scan.keys.includes(key)) continue;
+    const json = typeof edit === 'function' ? edit(undefined) : edit;
+    if (json !== undefined) added.push(`${JSON.stringify(key)}:${json}`);
+  }
   let out = text.slice(0, scan.bodyStart) + added.join(',');
   let wrote = added.length > 0;
   for (let i = 0; i < scan.keys.length; i++) {
     const key = scan.keys[i]!;
     const edited = edits.has(key);
-    const json = edits.get(key);
+    const edit = edits.get(key);
+    const value = scan.values[i]!;
+    const json = typeof edit === 'function' ? edit(text.slice(value.start, value.end)) : edit;
     if (edited && json === undefined) continue;
     // What stood before this entry: the space after `{`, or the comma and space after the previous entry.
     const before = text.slice(i === 0 ? scan.bodyStart : scan.values[i - 1]!.end, scan.keyStarts[i]);
     const hasComma = before.includes(',');
     out += wrote ? (hasComma ? before : `,${before}`) : hasComma ? before.replace(',', '') : before;
-    const value = scan.values[i]!;
     out += text.slice(scan.keyStarts[i], value.start) + (edited ? json : text.slice(value.start, value.end));
     wrote = true;
   }
