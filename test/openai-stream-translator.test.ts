@@ -109,3 +109,19 @@ t.test('"error": null is not an error; any other top-level error is (issue 10, i
   t.match(JSON.parse(early.frames.slice(6)), { error: { message: 'early' } });
   for (const value of ['"boom"', 'false', '0', '[]']) t.equal(translate(`{"model":"up","error":${value}}`).end, 'error', `error: ${value}`);
 });
+
+t.test('hostile shapes: a million deep, a hundred thousand duplicates, on every path, without recursion', async (t) => {
+  const n = 1_000_000;
+  const deep = `${'['.repeat(n)}${']'.repeat(n)}`;
+  const fast = translate(`{"model":"up","x":${deep},"usage":null}`, true);
+  t.equal(fast.frames, `data: {"model":"mock/gpt-4o","x":${deep}}\n\n`, 'the fast path');
+  const usage = translate(`{"model":"up","choices":[],"usage":{"prompt_tokens":1,"x":${deep}}}`, true);
+  t.equal(usage.frames, '', 'the usage-only chunk, hidden');
+  t.equal(usage.usage?.prompt_tokens, 1);
+  const error = translate(`{"error":{"message":"deep","details":${deep}}}`);
+  t.equal(error.end, 'error');
+  t.match(JSON.parse(error.frames.slice(6)), { error: { message: 'deep' } });
+  const duplicates = `{${'"model":"up",'.repeat(100_000)}"mod\\u0065l":"up"}`;
+  const rewritten = translate(duplicates).frames;
+  t.equal(rewritten, `data: {${'"model":"mock/gpt-4o",'.repeat(100_000)}"mod\\u0065l":"mock/gpt-4o"}\n\n`, 'every copy of model');
+});
