@@ -18,7 +18,8 @@ const LINE_BREAK = /\r\n|\r|\n/g;
 /**
  * An incremental parser for the text/event-stream format as the WHATWG spec defines it:
  * events split across reads, many events in one read, CRLF/CR/LF line ends, UTF-8 characters
- * split across reads, multi-line data fields, a byte-order mark opening the stream. Holds at most `maxEventChars` of one event.
+ * split across reads, multi-line data fields, a byte-order mark opening the stream. Holds at most
+ * `maxEventChars` of one event.
  */
 export class SseParser {
   private readonly decoder = new StringDecoder('utf8');
