@@ -1,5 +1,5 @@
 import t from 'tap';
-import { editTopLevel, scanTopLevel, setTopLevelString } from '../src/engine/json-top-level.js';
+import { editTopLevel, scanTopLevel, setTopLevelString, topLevelValueAt } from '../src/engine/json-top-level.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   const scan = scanTopLevel(text);
@@ -43,4 +43,32 @@ t.test('editTopLevel removes and adds keys in one pass, keeping the rest as writ
   t.equal(edit('{"a":1}', [['stream_options', '{"include_usage":true}']]), '{"stream_options":{"include_usage":true},"a":1}');
   t.equal(edit('{}', [['k', 'true']]), '{"k":true}');
   t.equal(edit('{"usage":null,"a":1}', [['usage', undefined], ['model', '"m"']]), '{"model":"m","a":1}');
+});
+
+t.test('a key with an escape JSON does not have makes the text not a JSON object, without throwing', async (t) => {
+  for (const text of ['{"\\x":1}', '{"a":1,"\\u12G4":2}', '{"\\u00":1}', '{"mod\\el":1}', '{"\\U0041":1}']) {
+    t.equal(scanTopLevel(text), undefined, text);
+  }
+  t.same(scanTopLevel('{"mod\\u0065l":1,"\\"q\\\\":2,"\\ud83d\\udc4b":3}')?.keys, ['model', '"q\\', '👋'], 'valid escapes are decoded as JSON.parse decodes them');
+});
+
+t.test('nesting a million deep and hostile strings are scanned without recursion, exactly', async (t) => {
+  const n = 1_000_000;
+  const deep = `{"a":${'['.repeat(n)}${']'.repeat(n)},"model":"x","b":${'{"c":'.repeat(n)}1${'}'.repeat(n)}}`;
+  t.same(scanTopLevel(deep)?.keys, ['a', 'model', 'b']);
+  t.equal(rewrite(deep), deep.replace('"model":"x"', '"model":"R"'));
+  t.equal(topLevelValueAt(deep, deep.indexOf('"model"'))?.start, deep.indexOf('"x"'));
+  t.equal(scanTopLevel(`{"a":${'['.repeat(n)}}`), undefined, 'unclosed nesting is not an object');
+  const backslashes = `{"s":"${'\\\\'.repeat(n)}\\"${'\\"'.repeat(1000)}","model":"x"}`;
+  t.equal(rewrite(backslashes), backslashes.replace('"model":"x"', '"model":"R"'), 'long runs of backslashes and escaped quotes');
+  const manyKeys = `{${Array.from({ length: 100_000 }, (_, i) => `"k${i}":${i}`).join(',')},"model":"x"}`;
+  t.equal(scanTopLevel(manyKeys)?.keys.length, 100_001);
+});
+
+t.test('editTopLevel with a function edits each occurrence from its own text', async (t) => {
+  const edit = (text: string, fn: (current: string | undefined) => string | undefined) => editTopLevel(text, scanTopLevel(text)!, new Map([['o', fn]]));
+  t.equal(edit('{"o":1,"a":2,"o" : [3]}', (current) => `{"was":${current}}`), '{"o":{"was":1},"a":2,"o" : {"was":[3]}}');
+  t.equal(edit('{"a":2}', (current) => (current === undefined ? '"new"' : 'x')), '{"o":"new","a":2}', 'called once with undefined when absent');
+  t.equal(edit('{"a":2}', () => undefined), '{"a":2}', 'nothing added when it gives undefined');
+  t.equal(edit('{"o":1,"a":2}', () => undefined), '{"a":2}', 'an occurrence removed when it gives undefined');
 });

@@ -55,3 +55,17 @@ t.test('an event larger than the limit is refused rather than buffered', async (
   const lines = new SseParser(1000);
   t.throws(() => lines.push(Buffer.from(`data: ${'x'.repeat(400)}\n`.repeat(3))), SseEventTooLargeError, 'many data lines');
 });
+
+t.test('a byte-order mark opening the stream is ignored, wherever the reads split it', async (t) => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(STREAM)]);
+  t.same(parseInPieces([bytes]), EXPECTED, 'in one read');
+  for (let i = 1; i <= 4; i++) t.same(parseInPieces([bytes.subarray(0, i), bytes.subarray(i)]), EXPECTED, `split at byte ${i}`);
+  t.same(parseInPieces([...bytes].map((byte) => Buffer.from([byte]))), EXPECTED, 'one byte per read');
+});
+
+t.test('only one byte-order mark, and only at the very start, is ignored', async (t) => {
+  const data = (data: string) => ({ kind: 'event', event: undefined, data, id: undefined });
+  t.same(parseInPieces([Buffer.from('\uFEFF\uFEFFdata: a\n\ndata: b\n\n')]), [data('b')], 'a second mark makes the first field name unknown, as the spec says');
+  t.same(parseInPieces([Buffer.from('data: a\n\n\uFEFFdata: b\n\ndata: c\n\n')]), [data('a'), data('c')], 'a mark later in the stream is not stripped');
+  t.same(parseInPieces([Buffer.from('data: \uFEFFa\n\n')]), [data('\uFEFFa')], 'nor inside a value');
+});

@@ -278,3 +278,63 @@ t.test('stream_usage: false leaves the caller’s stream_options alone', async (
   await (await gateway.post({ ...ask, model: 'nousage/model' })).text();
   t.equal(upstream.requests[0]!.body, JSON.stringify({ ...ask, model: 'model' }));
 });
+
+t.test('a byte-order mark opening the provider’s stream is ignored, so the first event arrives', async (t) => {
+  const events = [chunk('gpt-4o-2024-11-20', { content: 'first' }), chunk('gpt-4o-2024-11-20', { content: 'second' })];
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    // The mark split across two reads, as a provider's first write may cut it.
+    await writeInPieces(res, [Buffer.from([0xef, 0xbb]), Buffer.concat([Buffer.from([0xbf]), Buffer.from(sseBody(events))])]);
+    res.end();
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.same(data, [...events.map((event) => JSON.stringify({ ...event, model: 'mock/gpt-4o' })), '[DONE]']);
+});
+
+t.test('escaped keys, "error": null and keys JSON cannot decode: the caller reads the contract (issue 10, items 5, 7, 8)', async (t) => {
+  const events = [
+    '{"id":"a","object":"chat.completion.chunk","model":"gpt-4o-2024-11-20","mod\\u0065l":"gpt-4o-2024-11-20","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}',
+    '{"id":"a","model":"gpt-4o-2024-11-20","error":null,"choices":[{"index":0,"delta":{"content":"!"}}],"usage":null}',
+    '{"\\x":1,"usage":{}}',
+    '{"id":"a","model":"gpt-4o-2024-11-20","choices":[],"us\\u0061ge":{"prompt_tokens":8,"completion_tokens":2,"total_tokens":10}}',
+  ];
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(sseBody(events));
+  });
+  const data = await readDataEvents(await gateway.post(ask, { 'x-request-id': 'escaped-keys' }));
+  t.same(data, [
+    '{"id":"a","object":"chat.completion.chunk","model":"mock/gpt-4o","mod\\u0065l":"mock/gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"}}]}',
+    '{"id":"a","model":"mock/gpt-4o","error":null,"choices":[{"index":0,"delta":{"content":"!"}}]}',
+    '{"\\x":1,"usage":{}}',
+    '[DONE]',
+  ]);
+  t.equal(JSON.parse(data[0]!).model, 'mock/gpt-4o', 'a JSON parser reads the routing model');
+  await sleep(20);
+  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'escaped-keys'), { gateway_code: null, prompt_tokens: 8, completion_tokens: 2 }, 'the escaped usage was counted, and hidden');
+});
+
+t.test('an escaped "error" key mid-stream is an error event', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('gpt-4o-2024-11-20', { content: 'partial' })], { done: false }));
+    res.end(sseBody(['{"model":"gpt-4o-2024-11-20","\\u0065rror":{"message":"Provider disconnected","code":502}}']));
+  });
+  const data = await readDataEvents(await gateway.post(ask));
+  t.equal(data.length, 2, 'the partial chunk and the error; no [DONE]');
+  t.match(JSON.parse(data[1]!), { error: { message: 'Provider disconnected', gateway_code: 'provider_stream_error', provider_code: '502' } });
+});
+
+t.test('stream_options reaches the provider as written, but for include_usage, however deep (issue 10, item 10)', async (t) => {
+  const { gateway, upstream } = await withStream(t, usageAwareProvider);
+  const head = '{"model":"mock/gpt-4o","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":';
+  const sent = `${head}{"include_usage":false, "x":{"b":1.0,"a":12345678901234567890}}}`;
+  t.equal((await gateway.post(sent)).status, 200);
+  t.equal(upstream.requests[0]!.body, sent.replace('mock/gpt-4o', 'gpt-4o-2024-11-20').replace('false', 'true'), 'numbers, order and spacing as sent');
+  const deep = `${head}{"x":${'['.repeat(20_000)}1.0${']'.repeat(20_000)}}}`;
+  const response = await gateway.post(deep);
+  await response.text();
+  // Never a 500. Should a bound on nesting (issue 10, item 2) refuse this body, it must be the caller's 4xx envelope.
+  if (response.status === 200) t.equal(upstream.requests[1]!.body, deep.replace('mock/gpt-4o', 'gpt-4o-2024-11-20').replace('{"x"', '{"include_usage":true,"x"'), '20,000 deep, byte for byte');
+  else t.ok(response.status >= 400 && response.status < 500 && /json/.test(response.headers.get('content-type') ?? ''), `refused as the caller’s error (${response.status})`);
+});

@@ -1,7 +1,18 @@
 import type { Usage } from '../generated/types/usage.js';
-import { editTopLevel, scanTopLevel, setTopLevelString } from '../engine/json-top-level.js';
+import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from '../engine/json-top-level.js';
 import type { Dialect } from './dialect.js';
 import { createOpenAIStreamTranslator } from './openai-stream.js';
+
+/**
+ * The caller's `stream_options` with `include_usage` set and nothing else touched: numbers, key order,
+ * spacing and nesting of any depth reach the provider as written. Applied to every copy of a duplicated
+ * `stream_options`; a copy that is null or absent (or, in a duplicate the schema did not see, not an
+ * object) becomes one asking for usage.
+ */
+function askForUsage(current: string | undefined): string {
+  const scan = current === undefined ? undefined : scanTopLevel(current);
+  return current !== undefined && scan ? editTopLevel(current, scan, new Map([['include_usage', 'true']])) : '{"include_usage":true}';
+}
 
 /**
  * OpenAI-compatible providers: the body goes through byte for byte except `model`, which is
@@ -10,13 +21,13 @@ import { createOpenAIStreamTranslator } from './openai-stream.js';
 export const openaiDialect: Dialect = {
   chatPath: 'chat/completions',
 
-  buildRequestBody({ text, body, upstreamModel, requestStreamUsage }) {
+  buildRequestBody({ text, upstreamModel, requestStreamUsage }) {
     const scan = scanTopLevel(text);
     // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
     if (!scan) throw new Error('request body is not a JSON object');
-    const edits = new Map([['model', JSON.stringify(upstreamModel)]]);
-    // The caller's other stream_options fields are kept; only include_usage is set.
-    if (requestStreamUsage) edits.set('stream_options', JSON.stringify({ ...body.stream_options, include_usage: true }));
+    const edits = new Map<string, TopLevelEdit>([['model', JSON.stringify(upstreamModel)]]);
+    // Edited in the text, never re-serialised: only include_usage may change.
+    if (requestStreamUsage) edits.set('stream_options', askForUsage);
     return editTopLevel(text, scan, edits);
   },
 

@@ -20,7 +20,9 @@ const BACKSLASH = 0x5c;
 /**
  * Finds the top-level keys of a JSON object without building it, so a single field can be rewritten
  * exactly (numbers, key order and spacing untouched) and cheaply. Returns undefined when the text is
- * not a JSON object; it checks structure, not every literal, so callers parse first where validity matters.
+ * not a JSON object (a key that does not decode, such as `"\x"`, included); it checks structure and keys,
+ * not every literal, so callers parse first where validity matters. Iterative and linear in the text,
+ * whatever its nesting.
  */
 export function scanTopLevel(text: string): TopLevelScan | undefined {
   let i = skipSpace(text, 0);
@@ -34,7 +36,7 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
   for (;;) {
     const entry = entryAt(text, i);
     if (!entry) return undefined;
-    keys.push(entry.rawKey.includes('\\') ? (JSON.parse(`"${entry.rawKey}"`) as string) : entry.rawKey);
+    keys.push(entry.key);
     keyStarts.push(i);
     values.push(entry.value);
     i = skipSpace(text, entry.value.end);
@@ -78,25 +80,36 @@ export function setTopLevelString(text: string, scan: TopLevelScan, key: string,
 }
 
 /**
- * Edits the top level of a JSON object text in one pass. Each edit maps a key to encoded JSON (set
- * every occurrence, or add the key first when absent) or to undefined (remove every occurrence).
- * Everything not edited, spacing included, stays as it was.
+ * One edit of a top-level key: encoded JSON (set every occurrence, or add the key first when absent),
+ * undefined (remove every occurrence), or a function giving each occurrence's new JSON from its current
+ * text (called once with undefined when the key is absent: its result, if any, is added first).
  */
-export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, string | undefined>): string {
+export type TopLevelEdit = string | undefined | ((current: string | undefined) => string | undefined);
+
+/**
+ * Edits the top level of a JSON object text in one pass. Everything not edited, spacing included,
+ * stays as it was.
+ */
+export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, TopLevelEdit>): string {
   const added: string[] = [];
-  for (const [key, json] of edits) if (json !== undefined && !scan.keys.includes(key)) added.push(`${JSON.stringify(key)}:${json}`);
+  for (const [key, edit] of edits) {
+    if (scan.keys.includes(key)) continue;
+    const json = typeof edit === 'function' ? edit(undefined) : edit;
+    if (json !== undefined) added.push(`${JSON.stringify(key)}:${json}`);
+  }
   let out = text.slice(0, scan.bodyStart) + added.join(',');
   let wrote = added.length > 0;
   for (let i = 0; i < scan.keys.length; i++) {
     const key = scan.keys[i]!;
     const edited = edits.has(key);
-    const json = edits.get(key);
+    const edit = edits.get(key);
+    const value = scan.values[i]!;
+    const json = typeof edit === 'function' ? edit(text.slice(value.start, value.end)) : edit;
     if (edited && json === undefined) continue;
     // What stood before this entry: the space after `{`, or the comma and space after the previous entry.
     const before = text.slice(i === 0 ? scan.bodyStart : scan.values[i - 1]!.end, scan.keyStarts[i]);
     const hasComma = before.includes(',');
     out += wrote ? (hasComma ? before : `,${before}`) : hasComma ? before.replace(',', '') : before;
-    const value = scan.values[i]!;
     out += text.slice(scan.keyStarts[i], value.start) + (edited ? json : text.slice(value.start, value.end));
     wrote = true;
   }
@@ -104,8 +117,8 @@ export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMa
   return out + text.slice(last ? last.end : scan.bodyStart);
 }
 
-/** The `"key": value` entry whose key opens at `i`: the key as written (escapes undecoded) and the value's span. */
-function entryAt(text: string, i: number): { rawKey: string; value: Span } | undefined {
+/** The `"key": value` entry whose key opens at `i`: the key decoded as JSON.parse reads it, and the value's span. */
+function entryAt(text: string, i: number): { key: string; value: Span } | undefined {
   if (text.charCodeAt(i) !== QUOTE) return undefined;
   const keyEnd = stringEnd(text, i);
   if (keyEnd < 0) return undefined;
@@ -114,7 +127,18 @@ function entryAt(text: string, i: number): { rawKey: string; value: Span } | und
   const start = skipSpace(text, colon + 1);
   const end = valueEnd(text, start);
   if (end < 0) return undefined;
-  return { rawKey: text.slice(i + 1, keyEnd - 1), value: { start, end } };
+  const rawKey = text.slice(i + 1, keyEnd - 1);
+  const key = rawKey.includes('\\') ? decodeKey(rawKey) : rawKey;
+  return key === undefined ? undefined : { key, value: { start, end } };
+}
+
+/** An escaped key as JSON.parse reads it (`mod\u0065l` is `model`); undefined when an escape is not JSON. */
+function decodeKey(rawKey: string): string | undefined {
+  try {
+    return JSON.parse(`"${rawKey}"`) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 function skipSpace(text: string, i: number): number {

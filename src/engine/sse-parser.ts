@@ -18,7 +18,8 @@ const LINE_BREAK = /\r\n|\r|\n/g;
 /**
  * An incremental parser for the text/event-stream format as the WHATWG spec defines it:
  * events split across reads, many events in one read, CRLF/CR/LF line ends, UTF-8 characters
- * split across reads, multi-line data fields. Holds at most `maxEventChars` of one event.
+ * split across reads, multi-line data fields, a byte-order mark opening the stream. Holds at most
+ * `maxEventChars` of one event.
  */
 export class SseParser {
   private readonly decoder = new StringDecoder('utf8');
@@ -29,12 +30,19 @@ export class SseParser {
   private eventName: string | undefined;
   private eventId: string | undefined;
   private sawDataField = false;
+  /** No character decoded yet: a byte-order mark opening the stream is not part of its first line. */
+  private atStreamStart = true;
 
   constructor(private readonly maxEventChars: number) {}
 
   /** Parses one read; returns the messages it completed, in order. */
   push(chunk: Buffer): SseMessage[] {
     let text = this.decoder.write(chunk);
+    if (this.atStreamStart && text.length > 0) {
+      // The spec ignores one U+FEFF at the very start; kept, it would hide the first field name (`\uFEFFdata`).
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      this.atStreamStart = false;
+    }
     if (this.skipLeadingLf && text.length > 0) {
       if (text.charCodeAt(0) === 0x0a) text = text.slice(1);
       this.skipLeadingLf = false;
