@@ -40,7 +40,7 @@ function parseResponse(buffer: Buffer): { response: RawResponse; rest: Buffer } 
 async function exchange(port: number, requests: readonly string[]): Promise<{ responses: RawResponse[]; trailing: Buffer }> {
   const socket: Socket = connect(port, '127.0.0.1');
   const responses: RawResponse[] = [];
-  let buffer = Buffer.alloc(0);
+  let buffer: Buffer = Buffer.alloc(0);
   let sent = 0;
   socket.write(requests[sent++]!);
   return new Promise((resolve, reject) => {
