@@ -33,6 +33,8 @@ export interface Gateway {
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers. */
   close(): void;
+  /** What the gateway still tracks: responses not closed, handlers not settled. Both 0 when idle. */
+  tracked(): { inFlight: number; stopHooks: number };
 }
 
 /** The whole HTTP surface, built from compiled tables. It never listens: server.ts (or a test) does. */
@@ -84,7 +86,12 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
   });
   app.use(answerError(logger));
-  return { app, drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
+  return {
+    app,
+    drain: (graceMs) => lifecycle.drain(graceMs),
+    close: () => providers.close(),
+    tracked: () => ({ inFlight: lifecycle.inFlight, stopHooks: lifecycle.stopHooks }),
+  };
 }
 
 /** Counts requests for the drain; while draining, each response closes its connection so callers reconnect elsewhere. */

@@ -47,13 +47,17 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
     const hideUsage = record.stream && provider.table.streamUsage && value.stream_options?.include_usage !== true;
     const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel, requestStreamUsage: hideUsage });
+    if (lifecycle.forced) throw shuttingDown(provider.id);
     const sentAt = performance.now();
     const call = callUpstream(provider, upstreamBody, record.requestId, record.stream);
-    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once.
-    res.once('close', () => {
-      if (!res.writableFinished) call.abort();
-    });
-    const stopOnShutdown = lifecycle.onForcedStop(() => call.abort());
+    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
+    // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
+    const onCallerGone = () => {
+      if (!res.writableFinished) call.abort(gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: provider.id }));
+    };
+    res.once('close', onCallerGone);
+    if (res.closed) onCallerGone();
+    const stopOnShutdown = lifecycle.onForcedStop(() => call.abort(shuttingDown(provider.id)));
     try {
       const reply = await call.reply;
       record.upstreamHeadersMs = round(performance.now() - sentAt);
@@ -92,12 +96,18 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       res.setHeader('content-length', Buffer.byteLength(translated.text));
       res.end(translated.text);
     } catch (error) {
-      if (lifecycle.forced) throw gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: provider.id });
+      if (call.abortedWith) throw call.abortedWith;
+      if (lifecycle.forced) throw shuttingDown(provider.id);
       throw error;
     } finally {
+      res.off('close', onCallerGone);
       stopOnShutdown();
     }
   };
+}
+
+function shuttingDown(providerId: string) {
+  return gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: providerId });
 }
 
 async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {

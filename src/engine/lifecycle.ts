@@ -29,6 +29,11 @@ export class Lifecycle {
     return this.#inFlight;
   }
 
+  /** Requests whose handler has not settled yet (each holds a forced-stop hook): 0 when nothing leaks. */
+  get stopHooks(): number {
+    return this.#forceHooks.size;
+  }
+
   track(res: ServerResponse): void {
     this.#inFlight++;
     res.once('close', () => {
