@@ -184,3 +184,39 @@ t.test('a drain past its grace answers every phase shutting_down (503 or the fin
   t.ok(await until(() => callers.every(({ id }) => provider.exchange(id).closed)), 'every provider request was closed');
   t.same(gateway.tracked(), { inFlight: 0, stopHooks: 0 }, 'the gateway tracks nothing');
 });
+
+t.test('a drain past its grace answers a caller still sending its body 503 shutting_down, and closes its connection', async (t) => {
+  const provider = await stallingProvider(t);
+  const gateway = await startGateway({ upstreamOrigin: provider.upstream.origin });
+  t.teardown(() => gateway.close());
+  const answer: Answer = { status: null, headers: null, body: '' };
+  const req = request(`${gateway.origin}/v1/chat/completions`, {
+    method: 'POST',
+    agent: false,
+    headers: { 'content-type': 'application/json', 'content-length': 1000, 'x-request-id': 'drain-uploading' },
+  });
+  const done = new Promise<void>((resolve) => {
+    req.on('error', () => resolve());
+    req.on('response', (res) => {
+      answer.status = res.statusCode ?? null;
+      answer.headers = res.headers;
+      res.setEncoding('utf8');
+      res.on('data', (piece: string) => (answer.body += piece));
+      res.on('error', () => {});
+      res.on('close', () => resolve());
+    });
+  });
+  req.write('{"model":"keyless/llama3.2","messages":[');
+  await until(() => gateway.tracked().inFlight === 1);
+  t.same(await gateway.drain(100), { forcedStops: 1 });
+  await gateway.close();
+  await done;
+  t.equal(answer.status, 503);
+  t.equal(answer.headers?.['x-should-retry'], 'true');
+  t.equal(answer.headers?.['connection'], 'close');
+  t.match(JSON.parse(answer.body || '{}'), { error: { gateway_code: 'shutting_down', origin: 'gateway', provider: null } });
+  t.equal(logsOf(gateway, 'drain-uploading').length, 1, 'one log line');
+  t.match(logsOf(gateway, 'drain-uploading')[0], { gateway_code: 'shutting_down', status: 503 });
+  t.equal(provider.upstream.requests.length, 0, 'nothing was sent to the provider');
+  t.ok(await until(() => gateway.tracked().stopHooks === 0 && gateway.tracked().inFlight === 0), 'the gateway tracks nothing');
+});

@@ -10,6 +10,7 @@ import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
 import { recordOf, round } from './request-log.js';
 import { resolveRoute } from './resolve-route.js';
+import { sendError } from './send-error.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamReply } from './upstream.js';
 
@@ -31,7 +32,11 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
+    // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
+    const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
+    res.once('close', stopEarly);
     const { text, value } = await readJsonBody(req, options.maxBodyBytes);
+    if (res.headersSent) return; // answered shutting_down while the body was still coming
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
     record.model = value.model;
     record.stream = value.stream === true;
@@ -57,6 +62,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     };
     res.once('close', onCallerGone);
     if (res.closed) onCallerGone();
+    stopEarly();
     const stopOnShutdown = lifecycle.onForcedStop(() => call.abort(shuttingDown(provider.id)));
     try {
       const reply = await call.reply;
@@ -106,8 +112,16 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   };
 }
 
-function shuttingDown(providerId: string) {
+function shuttingDown(providerId: string | null) {
   return gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: providerId });
+}
+
+/** Before the provider is known: the rest of the body is not read, so the connection closes after the answer. */
+function answerShuttingDown(res: Response): void {
+  if (res.headersSent) return;
+  recordOf(res).gatewayCode = 'shutting_down';
+  res.setHeader('connection', 'close');
+  sendError(res, shuttingDown(null));
 }
 
 async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {
