@@ -47,6 +47,8 @@ export interface ChildStats {
   readonly heapUsedAfterGc: number;
   /** process.memoryUsage().arrayBuffers (Buffers: bodies in flight live there) after the same GCs. */
   readonly arrayBuffersAfterGc: number;
+  /** process.memoryUsage().heapTotal after the same GCs: V8 keeps heap it no longer uses committed (resident). */
+  readonly heapTotalAfterGc: number;
 }
 
 process.on('message', (message) => {
@@ -59,6 +61,7 @@ process.on('message', (message) => {
     ...gateway.tracked(),
     heapUsedAfterGc: gc ? memory.heapUsed : Number.NaN,
     arrayBuffersAfterGc: gc ? memory.arrayBuffers : Number.NaN,
+    heapTotalAfterGc: gc ? memory.heapTotal : Number.NaN,
   };
   process.send?.(stats);
 });
