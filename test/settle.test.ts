@@ -39,7 +39,9 @@ async function stallingProvider(t: Test) {
   const upstream = await startMockUpstream((req, res) => {
     const entry = exchangeOf(String(req.headers['x-request-id']));
     res.once('close', () => (entry.exchange.closed = true));
-    const phase = (JSON.parse(req.body) as { metadata: { phase: Phase } }).metadata.phase;
+    const { phase, then } = (JSON.parse(req.body) as { metadata: { phase: Phase; then?: 'reset' } }).metadata;
+    // A provider that goes away in its phase, rather than stall there.
+    if (then === 'reset') setTimeout(() => res.socket?.destroy(), 50);
     if (phase === 'while reading a non-streamed body') {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1000 });
       res.write('{"id":"chatcmpl-half","object":"chat.completion",');
@@ -62,8 +64,13 @@ interface Answer {
 }
 
 /** One caller: `headers` resolves with the gateway's response head, `answer` when the response ends or breaks. */
-function ask(gateway: RunningGateway, id: string, phase: Phase) {
-  const body = JSON.stringify({ model: 'keyless/llama3.2', messages: [{ role: 'user', content: 'hi' }], stream: PHASES[phase].stream, metadata: { phase } });
+function ask(gateway: RunningGateway, id: string, phase: Phase, options: { model?: string; then?: 'reset' } = {}) {
+  const body = JSON.stringify({
+    model: options.model ?? 'keyless/llama3.2',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: PHASES[phase].stream,
+    metadata: { phase, then: options.then },
+  });
   const answer: Answer = { status: null, headers: null, body: '' };
   const req = request(`${gateway.origin}/v1/chat/completions`, {
     method: 'POST',
@@ -218,5 +225,27 @@ t.test('a drain past its grace answers a caller still sending its body 503 shutt
   t.equal(logsOf(gateway, 'drain-uploading').length, 1, 'one log line');
   t.match(logsOf(gateway, 'drain-uploading')[0], { gateway_code: 'shutting_down', status: 503 });
   t.equal(provider.upstream.requests.length, 0, 'nothing was sent to the provider');
+  t.ok(await until(() => gateway.tracked().stopHooks === 0 && gateway.tracked().inFlight === 0), 'the gateway tracks nothing');
+});
+
+t.test('a provider that goes away, or times out, in any phase: every request is answered and settles', async (t) => {
+  const provider = await stallingProvider(t);
+  const gateway = await startGateway({ upstreamOrigin: provider.upstream.origin });
+  t.teardown(() => gateway.close());
+  const cases = (Object.keys(PHASES) as Phase[]).flatMap((phase) => [
+    { phase, how: 'provider gone', options: { then: 'reset' as const } },
+    // slow/model: timeout_ms and stream_idle_timeout_ms of 300 ms.
+    { phase, how: 'timeout', options: { model: 'slow/model' } },
+  ]);
+  const answers = await Promise.all(cases.map(({ phase, how, options }, i) => ask(gateway, `gone-${i}`, phase, options).done.then((answer) => ({ phase, how, answer }))));
+  for (const [i, { phase, how, answer }] of answers.entries()) {
+    const stream = phase === 'stream before its first event' || phase === 'mid-stream';
+    const expected = stream
+      ? how === 'timeout' ? 'upstream_stream_timeout' : 'upstream_stream_interrupted'
+      : how === 'timeout' ? 'upstream_timeout' : 'upstream_unreachable';
+    const last = stream ? (answer.body.trim().split('\n\n').at(-1) ?? '').replace(/^data: /, '') : answer.body;
+    t.match(JSON.parse(last || '{}'), { error: { gateway_code: expected } }, `${phase}, ${how}: ${expected}`);
+    t.equal(logsOf(gateway, `gone-${i}`).length, 1, `${phase}, ${how}: one log line`);
+  }
   t.ok(await until(() => gateway.tracked().stopHooks === 0 && gateway.tracked().inFlight === 0), 'the gateway tracks nothing');
 });
