@@ -33,7 +33,7 @@ export interface Gateway {
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers. */
   close(): void;
-  /** What the gateway still tracks: responses not closed, handlers not settled. Both 0 when idle. */
+  /** What the gateway still tracks: responses not closed, and requests still holding a forced-stop hook. Both 0 when idle. */
   tracked(): { inFlight: number; stopHooks: number };
 }
 

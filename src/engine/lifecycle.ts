@@ -29,7 +29,7 @@ export class Lifecycle {
     return this.#inFlight;
   }
 
-  /** Requests whose handler has not settled yet (each holds a forced-stop hook): 0 when nothing leaks. */
+  /** Forced-stop hooks held: one per request still reading its body or waiting on its provider. 0 when idle and nothing leaks. */
   get stopHooks(): number {
     return this.#forceHooks.size;
   }
