@@ -50,6 +50,8 @@ export interface Gateway {
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers. */
   close(): void;
+  /** What the gateway still tracks: responses not closed, and requests still holding a forced-stop hook. Both 0 when idle. */
+  tracked(): { inFlight: number; stopHooks: number };
 }
 
 /** The whole HTTP surface, built from compiled tables. It never listens: server.ts (or a test) does. */
@@ -103,7 +105,13 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
   });
   app.use(answerError(logger, providers.redact));
-  return { app, checkContinue: deferContinue(app), drain: (graceMs) => lifecycle.drain(graceMs), close: () => providers.close() };
+  return {
+    app,
+    checkContinue: deferContinue(app),
+    drain: (graceMs) => lifecycle.drain(graceMs),
+    close: () => providers.close(),
+    tracked: () => ({ inFlight: lifecycle.inFlight, stopHooks: lifecycle.stopHooks }),
+  };
 }
 
 function bodyLimits(options: AppOptions) {

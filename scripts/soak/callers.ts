@@ -1,6 +1,7 @@
 // The soak's callers: node:http requests (not fetch) so each caller decides when it reads and when it leaves.
 import { request, type Agent, type IncomingHttpHeaders } from 'node:http';
 import { chance, pick, pickWeighted, randomInt, type SoakModel } from './common.js';
+import type { FaultKind } from './mock-provider.js';
 
 /**
  * normal: reads as it comes; slow: stops reading for a few seconds after the first bytes; disconnect: leaves
@@ -19,6 +20,12 @@ export interface CallSpec {
   readonly mode: CallerMode;
   readonly pauseMs: number;
   readonly abortAfterMs: number;
+  /** What starts the abortAfterMs clock of a caller that leaves: sending, the response's head, or its first bytes. */
+  readonly leaveAfter: 'send' | 'response' | 'first-bytes';
+  /** The behaviour the mock provider must pick (metadata.soak_fault), or null for its weighted mix. */
+  readonly fault: FaultKind | null;
+  /** Filler added to the message, to make each request's body this much larger. */
+  readonly padBytes: number;
 }
 
 export interface CallResult {
@@ -76,23 +83,29 @@ function nextSpec(requestId: string, models: readonly SoakModel[]): CallSpec {
     mode,
     pauseMs: mode === 'slow' ? randomInt(2000, 5000) : 0,
     abortAfterMs: mode !== 'disconnect' ? 0 : stream ? randomInt(0, 500) : randomInt(20, 400),
+    leaveAfter: stream ? 'first-bytes' : 'send',
+    fault: null,
+    padBytes: 0,
   };
 }
 
 function requestBody(spec: CallSpec): string {
   return JSON.stringify({
     model: spec.model.routing,
-    messages: [{ role: 'user', content: `soak ${spec.requestId}` }],
+    messages: [{ role: 'user', content: `soak ${spec.requestId}${' '.repeat(spec.padBytes)}` }],
     ...(spec.stream ? { stream: true } : chance(0.5) ? { stream: false } : {}),
     ...(spec.includeUsage ? { stream_options: { include_usage: true } } : {}),
     temperature: 0.7,
     // An unknown field the gateway forwards untouched; the mock provider reads the caller's intent from it.
-    metadata: { soak_usage: spec.includeUsage },
+    metadata: { soak_usage: spec.includeUsage, ...(spec.fault ? { soak_fault: spec.fault } : {}) },
   });
 }
 
-/** One request through the gateway. Never rejects: every way it can end is in the result. */
-export function call(origin: string, agent: Agent, spec: CallSpec, hardCapMs: number): Promise<CallResult> {
+/**
+ * One request through the gateway. Never rejects: every way it can end is in the result. A caller that
+ * leaves starts its abortAfterMs clock at spec.leaveAfter, and only once `ready` (when given) has resolved.
+ */
+export function call(origin: string, agent: Agent, spec: CallSpec, hardCapMs: number, ready?: () => Promise<void>): Promise<CallResult> {
   return new Promise((resolve) => {
     const startedAt = performance.now();
     const chunks: Buffer[] = [];
@@ -138,8 +151,9 @@ export function call(origin: string, agent: Agent, spec: CallSpec, hardCapMs: nu
       finish();
     };
     timers.push(setTimeout(() => leave('hung'), hardCapMs));
-    const leaveLater = () => timers.push(setTimeout(() => leave('disconnect'), spec.abortAfterMs));
-    if (spec.mode === 'disconnect' && !spec.stream) leaveLater();
+    const leaveSoon = () => timers.push(setTimeout(() => leave('disconnect'), spec.abortAfterMs));
+    const leaveLater = () => (ready ? void ready().then(() => !settled && leaveSoon()) : leaveSoon());
+    if (spec.mode === 'disconnect' && spec.leaveAfter === 'send') leaveLater();
 
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (settled) return;
@@ -149,9 +163,10 @@ export function call(origin: string, agent: Agent, spec: CallSpec, hardCapMs: nu
     req.on('response', (res) => {
       status = res.statusCode ?? null;
       headers = res.headers;
+      if (spec.mode === 'disconnect' && spec.leaveAfter === 'response') leaveLater();
       let pausing = false;
       res.on('data', (chunk: Buffer) => {
-        if (chunks.length === 0 && spec.mode === 'disconnect' && spec.stream) leaveLater();
+        if (chunks.length === 0 && spec.mode === 'disconnect' && spec.leaveAfter === 'first-bytes') leaveLater();
         chunks.push(chunk);
         if (spec.mode !== 'slow' || pausing) return;
         pausing = true;

@@ -1,7 +1,8 @@
 // The gateway under soak: src/app.ts on soak-routes.yaml (compiled here, in-process; dist/ is not touched),
 // served with the same node:http options as src/server.ts, on 127.0.0.1 and a free port.
-// Run by soak.ts as `node --import tsx scripts/soak/gateway-child.ts`, in its own process so its RSS and
+// Run by soak.ts as `node --expose-gc --import tsx scripts/soak/gateway-child.ts`, in its own process so its RSS and
 // sockets can be read from /proc. Prints "listening on port N". Logs (pino, info) go to SOAK_LOG_FILE.
+// Over its IPC channel it answers "stats" with what it still tracks and its heap after full GCs.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +37,33 @@ const server = createServer(
 );
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`soak gateway listening on port ${(server.address() as AddressInfo).port}\n`);
+});
+
+/** What soak.ts asks over IPC (no socket of its own, so the gateway's sockets stay the only TCP ones). */
+export interface ChildStats {
+  readonly inFlight: number;
+  readonly stopHooks: number;
+  /** process.memoryUsage().heapUsed after full garbage collections. */
+  readonly heapUsedAfterGc: number;
+  /** process.memoryUsage().arrayBuffers (Buffers: bodies in flight live there) after the same GCs. */
+  readonly arrayBuffersAfterGc: number;
+  /** process.memoryUsage().heapTotal after the same GCs: V8 keeps heap it no longer uses committed (resident). */
+  readonly heapTotalAfterGc: number;
+}
+
+process.on('message', (message) => {
+  if (message !== 'stats') return;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  // Several passes: what one frees (closures, weak maps) may only let the next one free the rest.
+  for (let i = 0; i < 4 && gc; i++) gc();
+  const memory = process.memoryUsage();
+  const stats: ChildStats = {
+    ...gateway.tracked(),
+    heapUsedAfterGc: gc ? memory.heapUsed : Number.NaN,
+    arrayBuffersAfterGc: gc ? memory.arrayBuffers : Number.NaN,
+    heapTotalAfterGc: gc ? memory.heapTotal : Number.NaN,
+  };
+  process.send?.(stats);
 });
 
 process.once('SIGTERM', () => {

@@ -125,7 +125,7 @@ export async function startMockProvider(options: MockProviderOptions): Promise<M
     const receivedAt = performance.now();
     const requestId = typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : `anonymous-${++anonymous}`;
     const problems: string[] = [];
-    let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null; metadata?: { soak_usage?: unknown } } = {};
+    let body: { model?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null; metadata?: { soak_usage?: unknown; soak_fault?: unknown } } = {};
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
     } catch {
@@ -144,7 +144,10 @@ export async function startMockProvider(options: MockProviderOptions): Promise<M
     if (model && stream && !model.streamUsage && usage !== callerAsked) problems.push("a stream_usage:false provider did not get the caller's stream_options");
     if (requestId.startsWith('anonymous-')) problems.push('no x-request-id');
 
-    const kind: FaultKind = stream ? pickWeighted(STREAM_FAULTS) : pickWeighted(JSON_FAULTS);
+    // A caller may name the behaviour (the abandoned-caller phases need a provider slow at a given point).
+    const named = body.metadata?.soak_fault;
+    const faults: Readonly<Record<string, number>> = stream ? STREAM_FAULTS : JSON_FAULTS;
+    const kind: FaultKind = typeof named === 'string' && named in faults ? (named as FaultKind) : stream ? pickWeighted(STREAM_FAULTS) : pickWeighted(JSON_FAULTS);
     const count = injected.get(kind) ?? { json: 0, stream: 0 };
     if (stream) count.stream++;
     else count.json++;

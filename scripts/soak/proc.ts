@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { ChildStats } from './gateway-child.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./gateway-child.ts', import.meta.url));
@@ -15,24 +16,26 @@ export interface GatewayChild {
   stop(): Promise<string>;
   /** Set when the child died on its own. */
   exited(): string | null;
+  /** Requests it still tracks and its heap after full GCs (asked over IPC). */
+  stats(): Promise<ChildStats>;
 }
 
-/** `node --import tsx scripts/soak/gateway-child.ts`: the gateway from src/, in its own process. */
+/** `node --expose-gc --import tsx scripts/soak/gateway-child.ts`: the gateway from src/, in its own process. */
 export async function startGatewayChild(env: Record<string, string>): Promise<GatewayChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], {
     cwd: REPO,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   let exitedWith: string | null = null;
-  child.stderr.on('data', (piece: Buffer) => {
+  child.stderr!.on('data', (piece: Buffer) => {
     output += piece.toString();
     process.stderr.write(`[gateway] ${piece.toString()}`);
   });
   const exit = once(child, 'exit').then(([code, signal]) => (exitedWith = signal ? String(signal) : `exit ${String(code)}`));
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.on('data', (piece: Buffer) => {
+    child.stdout!.on('data', (piece: Buffer) => {
       output += piece.toString();
       const match = /listening on port (\d+)/.exec(output);
       if (match) resolve(Number(match[1]));
@@ -45,6 +48,15 @@ export async function startGatewayChild(env: Record<string, string>): Promise<Ga
     port,
     origin: `http://127.0.0.1:${port}`,
     exited: () => exitedWith,
+    stats: () =>
+      new Promise<ChildStats>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the gateway child did not answer "stats" within 10 s')), 10_000);
+        child.once('message', (stats) => {
+          clearTimeout(timer);
+          resolve(stats as ChildStats);
+        });
+        child.send('stats');
+      }),
     async stop() {
       if (exitedWith) return exitedWith;
       child.kill('SIGTERM');

@@ -1,12 +1,15 @@
 // `npm run soak`: the gateway (src/, in a child process, on scripts/soak/soak-routes.yaml) against a mock
 // provider that answers with a weighted mix of healthy answers and faults, driven by a fixed number of
-// callers (some slow, some leaving mid-answer) for SOAK_SECONDS (default 60) after a short warm-up.
-// Every answer is checked; the process exits 1 if any check fails. Loopback only.
+// callers (some slow, some leaving mid-answer) for SOAK_SECONDS (default 60) after a short warm-up, then
+// SOAK_ABANDONED callers (default 1000) with 1 MiB bodies that hang up while their provider stalls, at every
+// phase. Every answer is checked, and that the gateway comes back to idle (nothing tracked, heap after GC);
+// the process exits 1 if any check fails. Loopback only.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ABANDON_PHASES, runAbandoned, type AbandonPhase } from './abandoned.js';
 import { runCallers, type CallerMode, type CallResult, type CallSpec } from './callers.js';
 import { abortDelayMs, judge, OUTCOME_DISCONNECTED, OUTCOME_HUNG, percentile, type Verdict } from './checks.js';
 import { envInt, loadSoakRoutes, PROVIDER_KEY, PROVIDER_KEY_ENV, PROVIDER_URL_ENV } from './common.js';
@@ -17,6 +20,11 @@ import { startGatewayChild, tcpSocketsOf } from './proc.js';
 const SECONDS = envInt('SOAK_SECONDS', 60);
 const WARMUP_SECONDS = envInt('SOAK_WARMUP_SECONDS', 5);
 const CONCURRENCY = envInt('SOAK_CONCURRENCY', 50);
+const ABANDONED = envInt('SOAK_ABANDONED', 1000);
+const ABANDON_CONCURRENCY = envInt('SOAK_ABANDON_CONCURRENCY', 20);
+const ABANDON_BODY_BYTES = 1024 * 1024;
+/** Heap after full GCs may exceed its level after warm-up by this much at the end (JIT code, caches). */
+const HEAP_GROWTH_BOUND = 16 * 1024 * 1024;
 /** Idle time before RSS and sockets are read. */
 const SETTLE_MS = 2000;
 /** A caller gives up after this (and counts as hung); a stall the gateway never ends is cut by the mock after STALL_CAP_MS. */
@@ -36,6 +44,8 @@ interface Judged {
   /** Kept for callers that left, to see when the provider's side closed. */
   readonly result?: CallResult;
   readonly plan?: ProviderPlan | undefined;
+  /** Set for the callers of the abandoned-caller phase. */
+  readonly abandoned?: AbandonPhase;
 }
 
 const routes = loadSoakRoutes();
@@ -55,8 +65,20 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 console.log(`soak: ${SECONDS} s at ${CONCURRENCY} callers after a ${WARMUP_SECONDS} s warm-up; gateway pid ${gateway.pid} on ${gateway.origin}, provider ${mock.origin}`);
 
+/** Judges each result as it comes: bodies are not kept; plans only for callers that left (their provider side may still be closing). */
+function judging(judged: Judged[]) {
+  return (result: CallResult, abandoned?: AbandonPhase) => {
+    const plan = mock.plan(result.spec.requestId);
+    const verdict = judge(result, plan);
+    const left = result.abortedAt !== null;
+    judged.push({ spec: result.spec, durationMs: result.durationMs, verdict, kind: plan?.kind, ...(left ? { result, plan } : {}), ...(abandoned ? { abandoned } : {}) });
+    if (!left) mock.forget(result.spec.requestId);
+  };
+}
+
 async function phase(name: string, seconds: number): Promise<Judged[]> {
   const judged: Judged[] = [];
+  const onResult = judging(judged);
   await runCallers({
     origin: gateway.origin,
     agent,
@@ -65,20 +87,15 @@ async function phase(name: string, seconds: number): Promise<Judged[]> {
     durationMs: seconds * 1000,
     hardCapMs: HARD_CAP_MS,
     idPrefix: `soak-${name}`,
-    onResult(result) {
-      const plan = mock.plan(result.spec.requestId);
-      const verdict = judge(result, plan);
-      const left = result.abortedAt !== null;
-      // Bodies are not kept; plans only for callers that left (their provider side may still be closing).
-      judged.push({ spec: result.spec, durationMs: result.durationMs, verdict, kind: plan?.kind, ...(left ? { result, plan } : {}) });
-      if (!left) mock.forget(result.spec.requestId);
-    },
+    onResult: (result) => onResult(result),
   });
   return judged;
 }
 
 const warmup = await phase('warmup', WARMUP_SECONDS);
 await sleep(SETTLE_MS);
+// RSS is read after the full GCs of stats(): what V8 keeps of its heap without need is not a leak.
+const statsWarm = await gateway.stats();
 const rssWarm = rssBytes(gateway.pid);
 mock.resetCounts();
 
@@ -87,16 +104,36 @@ const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssBytes(gateway.
 const startedAt = performance.now();
 const main = await phase('main', SECONDS);
 const mainSeconds = (performance.now() - startedAt) / 1000;
+// The faults of the main phase (the abandoned callers below name theirs).
+const injected = new Map([...mock.injected()].map(([kind, n]) => [kind, { ...n }]));
+
+// Callers that hang up while their provider stalls, at every phase, each with a 1 MiB body.
+const abandoned: Judged[] = [];
+const abandonStartedAt = performance.now();
+await runAbandoned({
+  origin: gateway.origin,
+  agent,
+  models: routes.models,
+  concurrency: ABANDON_CONCURRENCY,
+  count: ABANDONED,
+  bodyBytes: ABANDON_BODY_BYTES,
+  hardCapMs: HARD_CAP_MS,
+  idPrefix: 'soak-abandoned',
+  stalled: (requestId) => mock.plan(requestId)?.doneAt !== undefined,
+  onResult: judging(abandoned),
+});
+const abandonSeconds = (performance.now() - abandonStartedAt) / 1000;
 clearInterval(sampler);
 
 // Callers are done: close their keep-alive connections, let everything settle, then look.
 agent.destroy();
 await sleep(SETTLE_MS);
+const statsAfter = await gateway.stats();
 const rssAfter = rssBytes(gateway.pid);
 const sockets = tcpSocketsOf(gateway.pid);
 const providerConnections = mock.openConnections();
 const providerActive = mock.activeExchanges();
-const all = [...warmup, ...main];
+const all = [...warmup, ...main, ...abandoned];
 // A plan made after its caller left (the gateway forwarded it anyway) is looked up only now.
 const abortDelays = all.flatMap((entry) => {
   const delay = entry.result ? abortDelayMs(entry.result, entry.plan ?? mock.plan(entry.spec.requestId)) : null;
@@ -104,7 +141,6 @@ const abortDelays = all.flatMap((entry) => {
 });
 const gatewayDiedEarly = gateway.exited();
 const stoppedWith = await gateway.stop();
-const injected = new Map(mock.injected());
 await mock.close();
 
 const logLines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '');
@@ -116,6 +152,11 @@ const parsedLog = logLines.map((line) => {
   }
 });
 const requestLines = parsedLog.filter((line) => line.msg === 'request').length;
+const loggedIds = new Map<string, number>();
+for (const line of parsedLog as { msg?: string; request_id?: string }[]) {
+  if (line.msg === 'request' && line.request_id) loggedIds.set(line.request_id, (loggedIds.get(line.request_id) ?? 0) + 1);
+}
+const notLoggedOnce = all.filter((entry) => loggedIds.get(entry.spec.requestId) !== 1);
 const errorLines = parsedLog.filter((line) => (line.level ?? 0) >= 50);
 
 // ---- figures ----
@@ -166,7 +207,34 @@ out(
 const worstAbort = abortDelays.reduce((max, { delay }) => Math.max(max, delay), 0);
 out(`caller left while the provider was answering: ${count(abortDelays.length)} times; provider request closed after max ${worstAbort.toFixed(0)} ms (bound ${ABORT_BOUND_MS} ms)`);
 out();
-out(`gateway RSS: after warm-up ${mib(rssWarm)}, peak ${mib(rssPeak)}, after the run and ${SETTLE_MS / 1000} s idle ${mib(rssAfter)} (${rssAfter >= rssWarm ? '+' : '-'}${mib(Math.abs(rssAfter - rssWarm))}; bound +${mib(RSS_GROWTH_BOUND)})`);
+out();
+out(
+  `abandoned callers: ${count(abandoned.length)} with ${mib(ABANDON_BODY_BYTES)} bodies, ${ABANDON_CONCURRENCY} at a time, in ${abandonSeconds.toFixed(1)} s; hanging up while the provider stalled:`,
+);
+const abandonedRows = ABANDON_PHASES.map((phase) => {
+  const entries = abandoned.filter((entry) => entry.abandoned === phase);
+  const inPhase = entries.filter((entry) => entry.result?.abortedAt != null && entry.plan?.kind === phase.fault);
+  const delays = abortDelays.filter(({ entry }) => entry.abandoned === phase).map(({ delay }) => delay);
+  return { phase, entries, inPhase, worst: delays.reduce((max, delay) => Math.max(max, delay), 0) };
+});
+for (const row of abandonedRows) {
+  out(`  ${row.phase.name.padEnd(36)}${count(row.entries.length).padStart(6)} sent, ${count(row.inPhase.length).padStart(6)} left in that phase; provider request closed after max ${row.worst.toFixed(0)} ms`);
+}
+const held = (stats: typeof statsWarm) => stats.heapUsedAfterGc + stats.arrayBuffersAfterGc;
+const heapGrowth = held(statsAfter) - held(statsWarm);
+const mib1 = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+out(
+  `gateway heap used + Buffers after full GCs: after warm-up ${mib1(statsWarm.heapUsedAfterGc)} + ${mib1(statsWarm.arrayBuffersAfterGc)}, after the run and ${SETTLE_MS / 1000} s idle ${mib1(statsAfter.heapUsedAfterGc)} + ${mib1(statsAfter.arrayBuffersAfterGc)} (${heapGrowth >= 0 ? '+' : '-'}${mib1(Math.abs(heapGrowth))}; bound +${mib(HEAP_GROWTH_BOUND)})`,
+);
+out(`gateway still tracking after the run: ${statsAfter.inFlight} responses in flight, ${statsAfter.stopHooks} unsettled handlers (forced-stop hooks)`);
+// V8 keeps the heap it grew to committed (on Node 24 over 100 MiB more after this load, with no more live objects):
+// RSS growth is bounded less the growth of that unused committed heap; heap used itself is bounded above.
+const unusedHeap = (stats: typeof statsWarm) => stats.heapTotalAfterGc - stats.heapUsedAfterGc;
+const rssGrowth = rssAfter - rssWarm - (unusedHeap(statsAfter) - unusedHeap(statsWarm));
+const signed = (bytes: number) => `${bytes >= 0 ? '+' : '-'}${mib(Math.abs(bytes))}`;
+out(
+  `gateway RSS after full GCs: after warm-up ${mib(rssWarm)}, peak ${mib(rssPeak)}, after the run and ${SETTLE_MS / 1000} s idle ${mib(rssAfter)} (${signed(rssAfter - rssWarm)}; V8's committed but unused heap ${mib(unusedHeap(statsWarm))} -> ${mib(unusedHeap(statsAfter))}; growth less that ${signed(rssGrowth)}, bound +${mib(RSS_GROWTH_BOUND)})`,
+);
 const listening = sockets.tcp.filter((s) => s.state === 'LISTEN');
 const callerSide = sockets.tcp.filter((s) => s.state !== 'LISTEN' && s.localPort === gateway.port);
 const providerSide = sockets.tcp.filter((s) => s.remotePort === mock.port);
@@ -209,7 +277,24 @@ check(
   lateAborts.length === 0,
   lateAborts.map(({ entry, delay }) => describe(entry, Number.isFinite(delay) ? `provider side closed ${delay.toFixed(0)} ms after the caller left` : 'provider side never closed')),
 );
-check(`RSS after the run within +${mib(RSS_GROWTH_BOUND)} of RSS after warm-up`, rssAfter - rssWarm <= RSS_GROWTH_BOUND);
+check(`RSS after the run within +${mib(RSS_GROWTH_BOUND)} of RSS after warm-up, less V8's unused committed heap (${signed(rssGrowth)})`, rssGrowth <= RSS_GROWTH_BOUND);
+check(
+  `every abandoned caller hung up while its provider stalled in its phase (${abandonedRows.reduce((n, row) => n + row.inPhase.length, 0)} of ${abandoned.length})`,
+  abandonedRows.every((row) => row.inPhase.length === row.entries.length),
+  abandonedRows.flatMap((row) =>
+    row.entries.filter((entry) => !row.inPhase.includes(entry)).map((entry) => describe(entry, `${row.phase.name}: ${entry.result ? 'left' : `did not leave (${entry.verdict.outcome})`}, provider ${entry.plan?.kind ?? entry.kind ?? 'never reached'}`)),
+  ),
+);
+check(`the gateway tracks nothing after the run (in flight ${statsAfter.inFlight}, unsettled handlers ${statsAfter.stopHooks})`, statsAfter.inFlight === 0 && statsAfter.stopHooks === 0);
+check(
+  `heap used + Buffers after full GCs within +${mib(HEAP_GROWTH_BOUND)} of their level after warm-up (${heapGrowth >= 0 ? '+' : '-'}${mib1(Math.abs(heapGrowth))})`,
+  heapGrowth <= HEAP_GROWTH_BOUND,
+);
+check(
+  `exactly one log line per request (${notLoggedOnce.length} with none or several)`,
+  notLoggedOnce.length === 0,
+  notLoggedOnce.map((entry) => describe(entry, `${loggedIds.get(entry.spec.requestId) ?? 0} log lines`)),
+);
 check(
   `no caller connection left open in the gateway (found ${callerSide.length}), listening socket excluded, no other TCP (found ${otherTcp.length})`,
   callerSide.length === 0 && listening.length === 1 && otherTcp.length === 0,

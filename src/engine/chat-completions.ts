@@ -10,6 +10,7 @@ import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
 import { recordOf, round } from './request-log.js';
 import { resolveRoute } from './resolve-route.js';
+import { sendError } from './send-error.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamReply } from './upstream.js';
 
@@ -31,7 +32,11 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
+    // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
+    const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
+    res.once('close', stopEarly);
     const { text, value } = await readJsonBody(req, res, options.body);
+    if (res.headersSent) return; // answered shutting_down while the body was still coming
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
     record.model = value.model;
     record.stream = value.stream === true;
@@ -47,13 +52,18 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
     const hideUsage = record.stream && provider.table.streamUsage && value.stream_options?.include_usage !== true;
     const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel, requestStreamUsage: hideUsage });
+    if (lifecycle.forced) throw shuttingDown(provider.id);
     const sentAt = performance.now();
     const call = callUpstream(provider, upstreamBody, record.requestId, record.stream);
-    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once.
-    res.once('close', () => {
-      if (!res.writableFinished) call.abort();
-    });
-    const stopOnShutdown = lifecycle.onForcedStop(() => call.abort());
+    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
+    // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
+    const onCallerGone = () => {
+      if (!res.writableFinished) call.abort(gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: provider.id }));
+    };
+    res.once('close', onCallerGone);
+    if (res.closed) onCallerGone();
+    stopEarly();
+    const stopOnShutdown = lifecycle.onForcedStop(() => call.abort(shuttingDown(provider.id)));
     try {
       const reply = await call.reply;
       record.upstreamHeadersMs = round(performance.now() - sentAt);
@@ -93,12 +103,26 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       res.setHeader('content-length', Buffer.byteLength(answerText));
       res.end(answerText);
     } catch (error) {
-      if (lifecycle.forced) throw gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: provider.id });
+      if (call.abortedWith) throw call.abortedWith;
+      if (lifecycle.forced) throw shuttingDown(provider.id);
       throw error;
     } finally {
+      res.off('close', onCallerGone);
       stopOnShutdown();
     }
   };
+}
+
+function shuttingDown(providerId: string | null) {
+  return gatewayError('shutting_down', 'The gateway is shutting down; send the request again.', { provider: providerId });
+}
+
+/** Before the provider is known: the rest of the body is not read, so the connection closes after the answer. */
+function answerShuttingDown(res: Response): void {
+  if (res.headersSent) return;
+  recordOf(res).gatewayCode = 'shutting_down';
+  res.setHeader('connection', 'close');
+  sendError(res, shuttingDown(null));
 }
 
 async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {

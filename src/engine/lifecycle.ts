@@ -29,6 +29,11 @@ export class Lifecycle {
     return this.#inFlight;
   }
 
+  /** Forced-stop hooks held: one per request still reading its body or waiting on its provider. 0 when idle and nothing leaks. */
+  get stopHooks(): number {
+    return this.#forceHooks.size;
+  }
+
   track(res: ServerResponse): void {
     this.#inFlight++;
     res.once('close', () => {

@@ -3,13 +3,15 @@ import type { Readable } from 'node:stream';
 /**
  * Reads a stream to its end, or up to `maxBytes` and reports that it stopped there.
  * It pauses rather than destroys on overflow: for a request, the socket must live on to carry the 413.
+ * It always settles: a stream destroyed without an error (no 'end', no 'error', only 'close') rejects.
  */
 export function readLimited(stream: Readable, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const stop = () => stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
     const finish = (truncated: boolean) => {
-      stream.off('data', onData).off('end', onEnd).off('error', onError);
+      stop();
       resolve({ bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), truncated });
     };
     const onData = (chunk: Buffer) => {
@@ -25,9 +27,11 @@ export function readLimited(stream: Readable, maxBytes: number): Promise<{ bytes
     };
     const onEnd = () => finish(false);
     const onError = (error: Error) => {
-      stream.off('data', onData).off('end', onEnd).off('error', onError);
+      stop();
       reject(error);
     };
-    stream.on('data', onData).on('end', onEnd).on('error', onError);
+    // 'error' comes before 'close' when there is one; a close alone means the stream was cut off.
+    const onClose = () => onError(Object.assign(new Error('the stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
 }

@@ -7,7 +7,7 @@ import { SseEventTooLargeError, SseParser } from './sse-parser.js';
 import type { UpstreamReply } from './upstream.js';
 import { drained, flushed } from './drained.js';
 
-/** How long to wait for the provider to finish its response after its end marker. */
+/** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (README: Streaming). */
 const DRAIN_AFTER_END_MS = 1000;
 
 export interface RelayOptions {
@@ -76,8 +76,10 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
 
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
+      // Drain what follows the end marker so the connection can be reused, but never refresh the
+      // after-end timer: a provider that keeps sending must not keep the connection and this handler.
+      if (ended) continue;
       idle.refresh();
-      if (ended) continue; // drain what follows the end marker so the connection can be reused
       // Until the caller has its first event, that event is parsed alone and sent before the rest of its read.
       for (const piece of record.firstEventMs === null ? splitAfterFirstEvent(chunk) : [chunk]) {
         if (ended) break;

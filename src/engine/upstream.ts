@@ -14,8 +14,13 @@ export interface UpstreamReply {
 export interface UpstreamCall {
   /** Resolves when response headers arrive; rejects with the gateway's 502 when the provider did not answer. */
   readonly reply: Promise<UpstreamReply>;
-  /** Stops the request at once (the caller went away): the provider stops generating. */
-  abort(): void;
+  /**
+   * Stops the request at once (the caller went away, a drain ran out of grace): the provider stops
+   * generating, and whatever waits for the reply or reads its body fails with `reason`, so it settles.
+   */
+  abort(reason: GatewayError): void;
+  /** The reason given to the first abort, if any. */
+  readonly abortedWith: GatewayError | undefined;
 }
 
 /**
@@ -27,13 +32,26 @@ export function callUpstream(provider: RuntimeProvider, body: string, requestId:
   const request = client.stream(provider.dialect.chatPath, { body, headers: { 'x-request-id': requestId } });
   // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
   request.on('error', () => {});
+  let abortedWith: GatewayError | undefined;
   const reply = new Promise<UpstreamReply>((resolve, reject) => {
     request.once('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) =>
       resolve({ status: response.statusCode, headers: response.headers, body: request }),
     );
-    request.once('error', (error: Error) => reject(upstreamFailure(provider, error)));
+    request.once('error', (error: Error) => reject(abortedWith ?? upstreamFailure(provider, error)));
   });
-  return { reply, abort: () => request.destroy() };
+  return {
+    reply,
+    // Destroyed with an error, never without: a bare destroy() emits neither 'response', 'end' nor 'error',
+    // and everything waiting on the request (with the request body it holds) would wait forever.
+    abort(reason) {
+      if (abortedWith || request.destroyed) return;
+      abortedWith = reason;
+      request.destroy(reason);
+    },
+    get abortedWith() {
+      return abortedWith;
+    },
+  };
 }
 
 /** A failure of the transport (not an HTTP status) as the gateway's envelope. */

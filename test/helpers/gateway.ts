@@ -20,6 +20,8 @@ export interface RunningGateway {
   /** The log lines of finished requests, parsed. */
   requestLogs(): Record<string, unknown>[];
   drain(graceMs: number): Promise<{ forcedStops: number }>;
+  /** Responses not closed and handlers not settled (0 and 0 when nothing leaks). */
+  tracked(): { inFlight: number; stopHooks: number };
   post(body: unknown, headers?: Record<string, string>): Promise<Response>;
   close(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     },
     requestLogs: () => parsed().filter((line) => line['msg'] === 'request'),
     drain: (graceMs) => gateway.drain(graceMs),
+    tracked: () => gateway.tracked(),
     post: (body, headers = {}) =>
       fetch(`${origin}/v1/chat/completions`, {
         method: 'POST',
