@@ -127,6 +127,14 @@ t.test('tool calls: inputs given whole, blocks left open, a block index started 
   t.notMatch(framesOf(steps), /orphan/, 'a fragment for no open tool call is dropped');
 });
 
+t.test('a message_delta with usage alone closes no block', async (t) => {
+  const fragment = (json: string) => ['content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: json } })] as const;
+  const steps = run([START, tool(0, 'a'), fragment('{"x":'), ['message_delta', '{"type":"message_delta","delta":{},"usage":{"output_tokens":9}}'], fragment('1}'), blockStop(0), stopReason('tool_use'), STOP]);
+  const args = (deltasOf(steps) as { tool_calls?: { function: { arguments: string } }[] }[]).flatMap((d) => d.tool_calls ?? []).map((c) => c.function.arguments);
+  t.equal(args.join(''), '{"x":1}');
+  t.equal(steps[3]!.usage!.completion_tokens, 9, 'its usage still counts');
+});
+
 t.test('thinking blocks: extra fields kept, a missing signature left missing', async (t) => {
   const steps = run([
     START,

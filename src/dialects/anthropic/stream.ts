@@ -64,8 +64,9 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
           counts = mergeCounts(counts, data['usage']);
           const delta = isObject(data['delta']) ? data['delta'] : {};
           const finishReason = finished ? null : finishReasonOf(delta['stop_reason']);
-          // Blocks close before the finish chunk: the caller's last tool-call fragment never follows it.
-          return withUsage({ frames: opening() + blocks.stopAll() + (finishReason === null ? '' : finish(finishReason)) });
+          // A delta without a stop reason (usage alone) ends nothing. Blocks close before the finish chunk:
+          // the caller's last tool-call fragment never follows it.
+          return withUsage({ frames: opening() + (finishReason === null ? '' : blocks.stopAll() + finish(finishReason)) });
         }
         case 'message_stop': {
           ended = true;
