@@ -1,5 +1,6 @@
 import t from 'tap';
 import { readAnthropicResponse } from '../src/dialects/anthropic/response.js';
+import { readTokenCounts } from '../src/engine/token-counts.js';
 import { ROUTING_MODEL } from './helpers/anthropic-fixtures.js';
 
 /** The translated answer, parsed, with its usage for the gateway's accounting. */
@@ -99,7 +100,11 @@ t.test('usage: cache reads and writes are prompt tokens, and reported apart', as
   t.equal(none.usage, null, 'no usage from the provider, none invented');
   t.notOk('usage' in JSON.parse(none.text));
   const bogus = read(message('[]', '"usage":{"input_tokens":"12","output_tokens":1e400,"cache_read_input_tokens":{}}'));
-  t.same(bogus.json['usage'], { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_tokens_details: { cached_tokens: null, cache_write_tokens: 0 } }, 'figures that are not numbers are null to the caller');
+  t.same(bogus.json['usage'], { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_tokens_details: { cached_tokens: null, cache_write_tokens: 0 } }, 'figures that are not counts are null to the caller');
+  t.same(readTokenCounts(bogus.usage).anomalies, { prompt_tokens: 'not_a_number', completion_tokens: 'too_large', 'prompt_tokens_details.cached_tokens': 'not_a_number' }, 'and reach the accounting as they came, to be reported');
+  const negative = read(message('[]', '"usage":{"input_tokens":-1,"cache_read_input_tokens":5,"output_tokens":0.5}'));
+  t.same(negative.json['usage'], { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 } });
+  t.same(readTokenCounts(negative.usage).anomalies, { prompt_tokens: 'negative', completion_tokens: 'fractional' });
 });
 
 t.test('id: made up only when the provider gave none', async (t) => {

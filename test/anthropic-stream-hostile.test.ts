@@ -162,14 +162,18 @@ t.test('usage: the latest figure of each field; figures that are not counts reac
     true,
   );
   const usage = steps.at(-1)!.usage!;
-  t.ok(Number.isNaN(usage.prompt_tokens), 'a string count makes prompt_tokens not a number');
+  t.equal(usage.prompt_tokens, '12', 'the accounting gets the figure that is not a count, not a sum made of it');
   t.equal(usage.completion_tokens, Infinity);
   t.same(usage.prompt_tokens_details, { cached_tokens: 5, cache_write_tokens: 0 }, 'null leaves the earlier figure');
   t.same(readTokenCounts(usage).anomalies, { prompt_tokens: 'not_a_number', completion_tokens: 'too_large' }, 'the engine refuses them as counts');
   const chunk = events(framesOf(steps)).at(-2) as { usage: unknown };
   t.same(chunk.usage, { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 } }, 'the caller sees null, never a bogus figure');
-  const negative = run([['message_start', '{"type":"message_start","message":{"usage":{"input_tokens":-4,"output_tokens":2.5}}}'], STOP]).at(-1)!.usage!;
-  t.same(readTokenCounts(negative).anomalies, { prompt_tokens: 'negative', completion_tokens: 'fractional' });
+  const odd = run([['message_start', '{"type":"message_start","message":{"usage":{"input_tokens":-4,"cache_read_input_tokens":10,"output_tokens":2.5}}}'], STOP], true);
+  t.same(readTokenCounts(odd.at(-1)!.usage!).anomalies, { prompt_tokens: 'negative', completion_tokens: 'fractional' }, 'never hidden by a sum that looks right (-4 + 10)');
+  t.same((events(framesOf(odd)).at(-2) as { usage: unknown }).usage, { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_tokens_details: { cached_tokens: 10, cache_write_tokens: 0 } });
+  const huge = run([['message_start', `{"type":"message_start","message":{"usage":{"input_tokens":${Number.MAX_SAFE_INTEGER},"cache_creation_input_tokens":10,"output_tokens":1}}}`], STOP], true);
+  t.same(readTokenCounts(huge.at(-1)!.usage!).anomalies, { prompt_tokens: 'too_large' }, 'a sum past 2^53 is not a count');
+  t.match((events(framesOf(huge)).at(-2) as { usage: unknown }).usage, { prompt_tokens: null, completion_tokens: 1, total_tokens: null });
 });
 
 t.test('error events in every shape end the stream with the gateway error event', async (t) => {

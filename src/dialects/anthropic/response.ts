@@ -1,4 +1,3 @@
-import type { Usage } from '../../generated/types/usage.js';
 import type { TranslatedResponse } from '../dialect.js';
 import { finishReasonOf } from './finish-reason.js';
 import { arrayElementSpans, isObject, parseJson, rawValueOf } from './json-values.js';
@@ -40,10 +39,10 @@ export function readAnthropicResponse(text: string, routingModel: string): Trans
   const choice = `{"index":0,"message":{${message.join(',')}},"finish_reason":${JSON.stringify(finishReasonOf(parsed['stop_reason']))},"logprobs":null}`;
 
   const counts = mergeCounts(undefined, parsed['usage']);
-  const usage: Usage | null = counts ? openAIUsage(counts) : null;
+  const usage = counts ? openAIUsage(counts) : undefined;
   const id = typeof parsed['id'] === 'string' && parsed['id'] !== '' ? parsed['id'] : `chatcmpl-${crypto.randomUUID()}`;
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(routingModel)}`;
-  return { text: `${head},"choices":[${choice}]${usage ? `,"usage":${JSON.stringify(usage)}` : ''}}`, usage };
+  return { text: `${head},"choices":[${choice}]${usage ? `,"usage":${JSON.stringify(usage.caller)}` : ''}}`, usage: usage?.accounting ?? null };
 }
 
 function readBlock(block: unknown, raw: string, parts: MessageParts): void {

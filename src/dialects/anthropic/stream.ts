@@ -1,4 +1,3 @@
-import type { Usage } from '../../generated/types/usage.js';
 import { SSE_DONE, sseError } from '../../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { providerStreamErrorBody } from '../stream-error.js';
@@ -37,7 +36,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
     finished = true;
     return chunks.delta('{}', finishReason);
   };
-  const withUsage = (step: StreamStep): StreamStep => (counts ? { ...step, usage: openAIUsage(counts) } : step);
+  const withUsage = (step: StreamStep): StreamStep => (counts ? { ...step, usage: openAIUsage(counts).accounting } : step);
 
   return {
     translate(message) {
@@ -71,8 +70,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
         case 'message_stop': {
           ended = true;
           let frames = opening() + blocks.stopAll() + (finished ? '' : finish('stop'));
-          const usage: Usage | undefined = counts ? openAIUsage(counts) : undefined;
-          if (includeUsage && usage) frames += chunks.usage(usage);
+          if (includeUsage && counts) frames += chunks.usage(openAIUsage(counts).caller);
           return withUsage({ frames: frames + SSE_DONE, end: 'done' });
         }
         case 'error':

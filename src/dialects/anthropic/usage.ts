@@ -28,27 +28,59 @@ export function mergeCounts(known: AnthropicCounts | undefined, usage: unknown):
   return changed || known ? merged : undefined;
 }
 
-/**
- * Anthropic's usage in OpenAI's terms: prompt_tokens counts every input token, cached or not
- * (input_tokens excludes both cache reads and cache writes). A figure that is not a number makes its
- * sums NaN (sent as null; counted by the engine as not a number); negative, fractional or huge
- * figures pass through as the provider sent them, for the engine's token-count checks to refuse.
- */
-export function openAIUsage(counts: AnthropicCounts): Usage {
-  const input = figure(counts.input_tokens);
-  const output = figure(counts.output_tokens);
-  const cacheRead = figure(counts.cache_read_input_tokens) ?? 0;
-  const cacheWrite = figure(counts.cache_creation_input_tokens) ?? 0;
-  const usage: Usage = {};
-  const prompt = input === undefined ? undefined : input + cacheRead + cacheWrite;
-  if (prompt !== undefined) usage.prompt_tokens = prompt;
-  if (output !== undefined) usage.completion_tokens = output;
-  if (prompt !== undefined && output !== undefined) usage.total_tokens = prompt + output;
-  usage.prompt_tokens_details = { cached_tokens: cacheRead, cache_write_tokens: cacheWrite };
-  return usage;
+/** Anthropic's usage in OpenAI's terms, for the caller and for the gateway's accounting. */
+export interface MappedUsage {
+  /** Only counts (non-negative safe integers); a figure that depends on anything else is null. */
+  readonly caller: Usage;
+  /** Where the provider's figure was not a count, that figure itself, for the engine's token-count checks to report. */
+  readonly accounting: Usage;
 }
 
-function figure(value: unknown): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  return typeof value === 'number' ? value : Number.NaN;
+/**
+ * prompt_tokens counts every input token, cached or not (Anthropic's input_tokens excludes both cache
+ * reads and cache writes); the details say how many were read from and written to the cache.
+ */
+export function openAIUsage(counts: AnthropicCounts): MappedUsage {
+  const input = counts.input_tokens;
+  const output = counts.output_tokens;
+  const cacheRead = counts.cache_read_input_tokens ?? 0;
+  const cacheWrite = counts.cache_creation_input_tokens ?? 0;
+  const fields: [keyof Usage, Sum | undefined][] = [
+    ['prompt_tokens', present(input) ? sum(input, cacheRead, cacheWrite) : undefined],
+    ['completion_tokens', present(output) ? sum(output) : undefined],
+    ['total_tokens', present(input) && present(output) ? sum(input, output, cacheRead, cacheWrite) : undefined],
+  ];
+  const caller: Record<string, unknown> = {};
+  const accounting: Record<string, unknown> = {};
+  for (const [field, figure] of fields) {
+    if (!figure) continue;
+    caller[field] = figure.caller;
+    accounting[field] = figure.accounting;
+  }
+  const read = sum(cacheRead);
+  const write = sum(cacheWrite);
+  caller['prompt_tokens_details'] = { cached_tokens: read.caller, cache_write_tokens: write.caller };
+  accounting['prompt_tokens_details'] = { cached_tokens: read.accounting, cache_write_tokens: write.accounting };
+  return { caller: caller as Usage, accounting: accounting as Usage };
+}
+
+interface Sum {
+  readonly caller: number | null;
+  readonly accounting: unknown;
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** The sum of counts; when a term is not one, that term stands for the sum in the accounting (so its anomaly is the one reported). */
+function sum(...terms: unknown[]): Sum {
+  const bad = terms.find((term) => !isCount(term));
+  if (bad !== undefined) return { caller: null, accounting: bad };
+  const total = (terms as number[]).reduce((a, b) => a + b, 0);
+  return { caller: Number.isSafeInteger(total) ? total : null, accounting: total };
 }
