@@ -29,7 +29,13 @@ export function describeValidationError(errors: readonly ErrorObject[]): Gateway
     case 'anyOf': {
       const branches = errors.filter((error) => error !== anyOf && error.instancePath === path);
       const options = branches.flatMap((error) =>
-        error.keyword === 'type' ? [typeNames(error.params['type'])] : error.keyword === 'enum' ? [allowed(error.params['allowedValues'])] : [],
+        error.keyword === 'type'
+          ? [typeNames(error.params['type'])]
+          : error.keyword === 'enum'
+            ? [allowed(error.params['allowedValues'])]
+            : error.keyword === 'minimum'
+              ? [`a number ${String(error.params['comparison'])} ${String(error.params['limit'])}`]
+              : [],
       );
       const expected = options.length > 0 ? `: expected ${[...new Set(options)].join(', or ')}` : '';
       const nested = errors.find((error) => error !== anyOf && error.instancePath.length > path.length);
