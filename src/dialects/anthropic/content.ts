@@ -1,4 +1,4 @@
-import { cacheControlOf, invalid, jsonObject, unsupported, type JsonNode } from './json-node.js';
+import { cacheControlOf, invalid, jsonObject, shown, unsupported, type JsonNode } from './json-node.js';
 
 /** Anthropic fetches URL images itself; the gateway never downloads one, and sends only https ones on. */
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
@@ -26,7 +26,7 @@ function partBlock(part: JsonNode, allowImages: boolean): string {
   if (type === 'text') return textBlock(part);
   if (type === 'image_url' && allowImages) return imageBlock(part);
   const where = allowImages ? 'here' : 'in a system or developer message';
-  throw unsupported(part.path, `Content part type ${JSON.stringify(type)} at '${part.path}' has no Anthropic form ${where}: send text${allowImages ? ' or image_url' : ''} parts.`);
+  throw unsupported(part.path, `Content part type ${shown(type)} at '${part.path}' has no Anthropic form ${where}: send text${allowImages ? ' or image_url' : ''} parts.`);
 }
 
 /** A `text` part as a text block, keeping its `cache_control`. */

@@ -104,3 +104,9 @@ export function cacheControlOf(node: JsonNode): [string, string][] {
   const cache = node.given('cache_control');
   return cache ? [['cache_control', cache.raw]] : [];
 }
+
+/** A caller's value for an error message: short, so a hostile one cannot flood the answer or the logs. */
+export function shown(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 40 ? `${json.slice(0, 40)}…` : json;
+}

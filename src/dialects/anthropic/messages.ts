@@ -1,5 +1,5 @@
 import { contentBlocks, contentOf, textBlock } from './content.js';
-import { cacheControlOf, invalid, jsonObject, unsupported, type JsonNode } from './json-node.js';
+import { cacheControlOf, invalid, jsonObject, shown, unsupported, type JsonNode } from './json-node.js';
 
 /** The caller's conversation in Anthropic's shape: system text blocks, and the turns. */
 export interface Conversation {
@@ -30,7 +30,7 @@ export function conversationOf(messages: JsonNode): Conversation {
     if (role === 'system' || role === 'developer') system.push(...systemBlocks(message));
     else if (role === 'user') turns.push(turn('user', userContent(message)));
     else if (role === 'assistant') turns.push(turn('assistant', assistantContent(message)));
-    else throw unsupported(`${message.path}.role`, `Messages with role ${JSON.stringify(role)} have no Anthropic form: use system, developer, user, assistant or tool.`);
+    else throw unsupported(`${message.path}.role`, `'${message.path}.role' ${shown(role)} has no Anthropic form: use system, developer, user, assistant or tool.`);
   }
   flushToolResults();
   return { system, turns };
@@ -79,7 +79,7 @@ function assistantContent(message: JsonNode): string {
   } else if (content) {
     for (const part of content.items()) {
       if (part.field('type')?.value !== 'text') {
-        throw unsupported(part.path, `Content part type ${JSON.stringify(part.field('type')?.value)} at '${part.path}' has no Anthropic form in an assistant message: send text parts.`);
+        throw unsupported(part.path, `Content part type ${shown(part.field('type')?.value)} at '${part.path}' has no Anthropic form in an assistant message: send text parts.`);
       }
       blocks.push(textBlock(part));
     }
@@ -91,7 +91,7 @@ function assistantContent(message: JsonNode): string {
 /** `{id, type: "function", function: {name, arguments}}` → `{type: "tool_use", id, name, input}`, the input being the arguments' own JSON text. */
 function toolUseBlock(call: JsonNode): string {
   const type = call.field('type')?.value;
-  if (type !== undefined && type !== 'function') throw unsupported(call.path, `Tool call type ${JSON.stringify(type)} at '${call.path}' has no Anthropic form: only function calls do.`);
+  if (type !== undefined && type !== 'function') throw unsupported(call.path, `Tool call type ${shown(type)} at '${call.path}' has no Anthropic form: only function calls do.`);
   const id = call.field('id');
   if (!id?.isString) throw invalid(`${call.path}.id`, `Invalid '${call.path}.id': expected a string.`);
   const fn = call.field('function');

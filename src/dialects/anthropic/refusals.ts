@@ -1,4 +1,4 @@
-import { invalid, isRecord, jsonObject, unsupported, type JsonNode } from './json-node.js';
+import { invalid, isRecord, jsonObject, shown, unsupported, type JsonNode } from './json-node.js';
 
 /**
  * OpenAI fields that would change the answer and that Anthropic cannot honour, with the values that
@@ -17,7 +17,7 @@ const ANSWER_CHANGING: readonly [string, (value: unknown) => boolean, string][] 
 export function refuseUnanswerable(root: JsonNode): void {
   for (const [key, isDefault, why] of ANSWER_CHANGING) {
     const node = root.given(key);
-    if (node && !isDefault(node.value)) throw unsupported(key, `'${key}' ${JSON.stringify(node.value)?.slice(0, 40)} is not supported for this model: ${why}`);
+    if (node && !isDefault(node.value)) throw unsupported(key, `'${key}' ${shown(node.value)} is not supported for this model: ${why}`);
   }
 }
 
@@ -36,5 +36,5 @@ export function responseFormatOf(format: JsonNode | undefined): string | undefin
   if (type?.value === 'json_object') {
     throw unsupported('response_format', `response_format json_object is not supported for this model: send json_schema with the answer's schema.`);
   }
-  throw unsupported('response_format.type', `response_format of type ${JSON.stringify(type?.value)?.slice(0, 40)} has no Anthropic form: use text or json_schema.`);
+  throw unsupported('response_format.type', `response_format of type ${shown(type?.value)} has no Anthropic form: use text or json_schema.`);
 }

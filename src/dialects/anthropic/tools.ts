@@ -1,4 +1,4 @@
-import { cacheControlOf, invalid, jsonObject, unsupported, type JsonNode } from './json-node.js';
+import { cacheControlOf, invalid, jsonObject, shown, unsupported, type JsonNode } from './json-node.js';
 
 /** What a tool without `parameters` takes: nothing. */
 const NO_PARAMETERS = '{"type":"object","properties":{}}';
@@ -8,7 +8,7 @@ export function toolsOf(tools: JsonNode): string[] {
   if (!Array.isArray(tools.value)) throw invalid(tools.path, `Invalid '${tools.path}': expected an array.`);
   return tools.items().map((tool) => {
     const type = tool.field('type')?.value;
-    if (type !== 'function') throw unsupported(tool.path, `Tool type ${JSON.stringify(type)} at '${tool.path}' has no Anthropic form: only function tools do.`);
+    if (type !== 'function') throw unsupported(tool.path, `Tool type ${shown(type)} at '${tool.path}' has no Anthropic form: only function tools do.`);
     const fn = tool.field('function');
     const name = fn?.field('name');
     if (!name?.isString) throw invalid(`${tool.path}.function.name`, `Invalid '${tool.path}.function.name': expected a string.`);
@@ -45,7 +45,7 @@ export function toolChoiceOf(choice: JsonNode | undefined, parallel: JsonNode | 
   if (word === 'none') return jsonObject([['type', '"none"']]);
   const type = choice.field('type')?.value;
   const name = choice.field('function')?.field('name');
-  if (type !== 'function') throw unsupported(choice.path, `tool_choice of type ${JSON.stringify(type)} has no Anthropic form: use auto, required, none or a named function.`);
+  if (type !== 'function') throw unsupported(choice.path, `tool_choice of type ${shown(type)} has no Anthropic form: use auto, required, none or a named function.`);
   if (!name?.isString) throw invalid(`${choice.path}.function.name`, `Invalid '${choice.path}.function.name': expected a string.`);
   return jsonObject([['type', '"tool"'], ['name', name.raw], ...disable]);
 }
