@@ -190,6 +190,7 @@ t.test('sampling, stop, user, response_format, stream: mapped; stream_options ne
   t.same(translate(withFields({ stop: ['a', 'b'] })).json['stop_sequences'], ['a', 'b']);
   t.notOk('stop_sequences' in translate(withFields({ stop: [] })).json);
   t.notOk('output_config' in translate(withFields({ response_format: { type: 'text' } })).json, 'text is the default: dropped');
+  t.same(translate({ model: 'a/b', messages: [{ role: 'user', content: 'hi', name: 'bob' }] }).json['messages'], [{ role: 'user', content: 'hi' }], 'a message name has no place: dropped');
 });
 
 t.test('OpenAI default values of fields Anthropic lacks are accepted and dropped', async (t) => {

@@ -70,9 +70,10 @@ export class JsonNode {
 
 /** The whole body as a node; the engine hands over a text that JSON.parse read as `body`. */
 export function rootNode(text: string, body: unknown): JsonNode {
-  const scan = isRecord(body) ? scanObjectAt(text, text.search(/\S/)) : undefined;
+  const start = text.search(/[^ \t\n\r]/);
+  const scan = isRecord(body) ? scanObjectAt(text, start) : undefined;
   if (!scan) throw inconsistent('');
-  return new JsonNode(text, { start: text.search(/\S/), end: scan.end }, body, '');
+  return new JsonNode(text, { start, end: scan.end }, body, '');
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
