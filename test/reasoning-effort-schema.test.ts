@@ -13,6 +13,12 @@ t.test('reasoning_effort: a level or a positive integer; anything else is a 400 
     t.match(error, { gateway_code: 'invalid_request', type: 'invalid_request_error', param: 'reasoning_effort' }, JSON.stringify(effort));
     t.match(error['message'], /reasoning_effort/);
   }
+  const response = await gateway.post({ model: 'mock/gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'extreme' });
+  t.equal(
+    (await envelopeOf(response))['message'],
+    `Invalid value for 'reasoning_effort': expected "none", "minimal", "low", "medium", "high", "xhigh", "max", or an integer, or null.`,
+    'the message lists what to send',
+  );
   t.equal(upstream.requests.length, 0);
 });
 
