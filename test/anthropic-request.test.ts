@@ -231,8 +231,11 @@ t.test('a caller Anthropic-native field of the same name as a translated one: me
   for (const [fields, param] of conflicts) {
     const error = refusal(withFields(fields));
     t.match(error.body, { gateway_code: 'invalid_request', param }, param);
+    t.ok(error.body.message.includes(`'${param}' is set both directly and through`), error.body.message);
     t.equal(error.status, 400);
   }
+  const effortConflict = refusal(withFields({ output_config: { effort: 'low' }, reasoning_effort: 'high', response_format: { type: 'json_schema', json_schema: { name: 'n', schema: {} } } }), ADAPTIVE_MODEL);
+  t.match(effortConflict.body, { param: 'output_config.effort', message: /through reasoning_effort:/ });
 });
 
 t.test('kept values are byte-exact: key order, 1.0, 20-digit integers, escapes and spacing in tool schemas, cache_control and arguments', async (t) => {

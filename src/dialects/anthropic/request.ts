@@ -39,6 +39,9 @@ const TRANSLATED = new Set([
   'frequency_penalty',
 ]);
 
+/** The OpenAI field each member of a merged Anthropic object comes from. */
+const MEMBER_SOURCES: Readonly<Record<string, string>> = { user_id: 'user', effort: 'reasoning_effort', format: 'response_format' };
+
 /** One field of the Anthropic body: encoded JSON, or members of an object a caller's own field of that name may also fill. */
 interface Produced {
   readonly json?: string;
@@ -82,7 +85,7 @@ export function buildAnthropicRequest(text: string, body: ChatCompletionRequest,
   if (reasoning.effort) outputConfig.push(['effort', reasoning.effort]);
   const format = responseFormatOf(root.given('response_format'));
   if (format) outputConfig.push(['format', format]);
-  if (outputConfig.length > 0) put('output_config', { members: outputConfig, from: reasoning.effort ? 'reasoning_effort' : 'response_format' });
+  if (outputConfig.length > 0) put('output_config', { members: outputConfig, from: outputConfig.map(([member]) => MEMBER_SOURCES[member]).join(' and ') });
   const stream = root.given('stream');
   if (stream) put('stream', { json: stream.raw, from: 'stream' });
   return assemble(root, produced);
@@ -115,7 +118,9 @@ function merged(own: JsonNode, field: Produced): string {
   if (!field.members || !own.isObject) throw conflict(own.path);
   const scan = scanTopLevel(own.raw);
   if (!scan) throw new Error(`"${own.path}" does not scan as an object`);
-  for (const [member] of field.members) if (own.field(member) !== undefined) throw conflict(`${own.path}.${member}`);
+  for (const [member] of field.members) {
+    if (own.field(member) !== undefined) throw invalid(`${own.path}.${member}`, `'${own.path}.${member}' is set both directly and through ${MEMBER_SOURCES[member] ?? field.from}: send one of them.`);
+  }
   return editTopLevel(own.raw, scan, new Map(field.members));
 }
 
