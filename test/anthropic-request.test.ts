@@ -42,7 +42,7 @@ t.test('user content parts: text keeps cache_control, data: images become base64
         role: 'user',
         content: [
           { type: 'text', text: 'what is this?', cache_control: { type: 'ephemeral' } },
-          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' } },
           { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' }, cache_control: { type: 'ephemeral' } },
         ],
       },
@@ -190,7 +190,12 @@ t.test('sampling, stop, user, response_format, stream: mapped; stream_options ne
   t.same(translate(withFields({ stop: ['a', 'b'] })).json['stop_sequences'], ['a', 'b']);
   t.notOk('stop_sequences' in translate(withFields({ stop: [] })).json);
   t.notOk('output_config' in translate(withFields({ response_format: { type: 'text' } })).json, 'text is the default: dropped');
-  t.same(translate({ model: 'a/b', messages: [{ role: 'user', content: 'hi', name: 'bob' }] }).json['messages'], [{ role: 'user', content: 'hi' }], 'a message name has no place: dropped');
+  t.same(translate({ model: 'a/b', messages: [{ role: 'user', content: 'hi', name: null }] }).json['messages'], [{ role: 'user', content: 'hi' }], 'a null name is not set');
+  const named = refusal({ model: 'a/b', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: 'hi', name: 'bob' }] });
+  t.match(named.body, { gateway_code: 'unsupported_parameter', param: 'messages[1].name' }, 'a message name has no Anthropic form: refused, not dropped');
+  const image = (detail: string) => ({ model: 'a/b', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail } }] }] });
+  t.match(refusal(image('low')).body, { gateway_code: 'unsupported_parameter', param: 'messages[0].content[0].image_url.detail' }, 'an image detail other than auto is refused');
+  t.notOk(JSON.stringify(translate(image('auto')).json).includes('detail'), 'detail "auto", the default, is accepted and dropped');
 });
 
 t.test('OpenAI default values of fields Anthropic lacks are accepted and dropped', async (t) => {

@@ -43,6 +43,11 @@ function imageBlock(part: JsonNode): string {
   const param = image?.isString ? `${part.path}.image_url` : `${part.path}.image_url.url`;
   const url = urlNode?.value;
   if (typeof url !== 'string') throw invalid(param, `Invalid '${param}': expected a string URL.`);
+  // Anthropic has no resolution control: only the default may pass, anything else would change the answer.
+  const detail = image?.isString ? undefined : image?.given('detail');
+  if (detail !== undefined && detail.value !== 'auto') {
+    throw unsupported(`${part.path}.image_url.detail`, `'${part.path}.image_url.detail' ${shown(detail.value)} has no Anthropic form: leave it out or send "auto".`);
+  }
   let source: string;
   const data = DATA_URL.exec(url);
   if (data) {

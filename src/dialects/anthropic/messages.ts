@@ -22,6 +22,9 @@ export function conversationOf(messages: JsonNode): Conversation {
   };
   for (const message of messages.items()) {
     const role = message.field('role')?.value;
+    // A participant's name steers the answer and Anthropic has no place for it: refused, never dropped.
+    const name = message.given('name');
+    if (name !== undefined) throw unsupported(`${message.path}.name`, `'${message.path}.name' has no Anthropic form: put the name in the message's text instead.`);
     if (role === 'tool') {
       toolResults.push(toolResultBlock(message));
       continue;
