@@ -1,6 +1,8 @@
 import { contentBlocks, contentOf, textBlock } from './content.js';
 import { cacheControlOf, invalid, jsonObject, shown, unsupported, type JsonNode } from './json-node.js';
 
+const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
 /** The caller's conversation in Anthropic's shape: system text blocks, and the turns. */
 export interface Conversation {
   /** Text blocks of the system and developer messages, in order. */
@@ -22,9 +24,11 @@ export function conversationOf(messages: JsonNode): Conversation {
   };
   for (const message of messages.items()) {
     const role = message.field('role')?.value;
-    // A participant's name steers the answer and Anthropic has no place for it: refused, never dropped.
-    const name = message.given('name');
-    if (name !== undefined) throw unsupported(`${message.path}.name`, `'${message.path}.name' has no Anthropic form: put the name in the message's text instead.`);
+    // A participant's name steers the answer and Anthropic has no place for it: refused, never dropped
+    // (after the role, so a role without an Anthropic form is what a legacy function message is told).
+    if (KNOWN_ROLES.has(String(role)) && message.given('name') !== undefined) {
+      throw unsupported(`${message.path}.name`, `'${message.path}.name' has no Anthropic form: put the name in the message's text instead.`);
+    }
     if (role === 'tool') {
       toolResults.push(toolResultBlock(message));
       continue;
