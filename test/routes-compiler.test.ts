@@ -28,8 +28,13 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' });
-  t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' });
+  t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
+    provider: 'openrouter',
+    upstreamModel: 'anthropic/claude-sonnet-4.5',
+    maxOutputTokens: null,
+    reasoning: 'none',
+  });
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
     t.ok(model && tables.providers[model.provider], `${routingString} goes to a declared provider`);
@@ -42,9 +47,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini' },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none' },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none' },
     });
   });
 
@@ -56,6 +61,7 @@ t.test('a valid file resolves into engine tables', async (t) => {
       baseUrl: 'https://api.openai.com/v1',
       baseUrlEnv: 'OPENAI_BASE_URL',
       apiKeyEnv: 'OPENAI_API_KEY',
+      auth: { header: 'authorization', scheme: 'bearer' },
       headers: {},
       timeoutMs: 120000,
       errors: {},

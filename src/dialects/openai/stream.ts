@@ -1,8 +1,8 @@
-import type { ErrorBody } from '../generated/types/error-envelope.js';
-import type { Usage } from '../generated/types/usage.js';
-import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../engine/json-top-level.js';
-import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
-import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
+import type { ErrorBody } from '../../generated/types/error-envelope.js';
+import type { Usage } from '../../generated/types/usage.js';
+import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
+import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
+import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
