@@ -368,3 +368,20 @@ t.test('max_output_tokens and reasoning: checked, and required for an anthropic-
     'routes.yaml:15:54: models."openai/gpt-x".reasoning: must be one of "none", "budget", "adaptive"',
   ]);
 });
+
+t.test('the shipped routes.yaml reaches Claude natively (issue 11)', async (t) => {
+  const tables = tablesOf(t, readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8'));
+  t.match(tables.providers['anthropic'], {
+    dialect: 'anthropic',
+    baseUrl: 'https://api.anthropic.com/v1',
+    auth: { header: 'x-api-key', scheme: 'raw' },
+    headers: { 'anthropic-version': '2023-06-01' },
+  });
+  const claude = Object.entries(tables.models).filter(([, model]) => model?.provider === 'anthropic');
+  t.ok(claude.length >= 3, 'several Claude models');
+  for (const [routingString, model] of claude) {
+    t.ok(model && model.maxOutputTokens !== null && model.maxOutputTokens >= 1024, `${routingString} has its output limit`);
+    t.not(model?.reasoning, 'none', `${routingString} thinks`);
+  }
+  t.strictSame(tables.errors['529'], { status: 503, type: 'server_error', code: 'upstream_overloaded', gatewayCode: 'provider_overloaded', retry: true });
+});
