@@ -37,7 +37,7 @@ function without(object: Json, keys: readonly string[]): Json {
 /** Every way the caller's view of one event can break the contract; empty when it holds. */
 function violations(event: GeneratedEvent, hideUsage: boolean): string[] {
   const problems: string[] = [];
-  const translator = createOpenAIStreamTranslator({ routingModel: ROUTING_MODEL, providerId: 'mock', hideUsage });
+  const translator = createOpenAIStreamTranslator({ routingModel: ROUTING_MODEL, providerId: 'mock', hideUsage, includeUsage: false });
   let step;
   try {
     step = translator.translate({ kind: 'event', event: undefined, data: event.data, id: undefined });

@@ -2,7 +2,7 @@ import t from 'tap';
 import { createOpenAIStreamTranslator } from '../src/dialects/openai/stream.js';
 
 function translate(data: string, hideUsage = false) {
-  const translator = createOpenAIStreamTranslator({ routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage });
+  const translator = createOpenAIStreamTranslator({ routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage, includeUsage: false });
   return translator.translate({ kind: 'event', event: undefined, data, id: undefined });
 }
 

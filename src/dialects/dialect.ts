@@ -56,6 +56,8 @@ export interface StreamContext {
   readonly providerId: string;
   /** The gateway asked for usage the caller did not: the caller must not see it. */
   readonly hideUsage: boolean;
+  /** The caller asked for `stream_options.include_usage`: a dialect that builds its own chunks sends the usage chunk. */
+  readonly includeUsage: boolean;
 }
 
 /** What a stream reader needs: the translator's context and the largest event it may hold. */

@@ -89,6 +89,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
           res,
           routingModel: value.model,
           hideUsage,
+          includeUsage: value.stream_options?.include_usage === true,
           maxEventChars: options.maxUpstreamBodyBytes,
           stopping: () => lifecycle.forced,
           record,

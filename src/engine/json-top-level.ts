@@ -141,7 +141,7 @@ function decodeKey(rawKey: string): string | undefined {
   }
 }
 
-function skipSpace(text: string, i: number): number {
+export function skipSpace(text: string, i: number): number {
   for (;;) {
     const c = text.charCodeAt(i);
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
@@ -163,7 +163,7 @@ function stringEnd(text: string, start: number): number {
 }
 
 /** Index just past the value starting at `start`, or -1. */
-function valueEnd(text: string, start: number): number {
+export function valueEnd(text: string, start: number): number {
   const first = text.charCodeAt(start);
   if (first === QUOTE) return stringEnd(text, start);
   if (first === 0x7b || first === 0x5b /* { [ */) {

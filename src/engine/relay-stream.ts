@@ -17,6 +17,8 @@ export interface RelayOptions {
   readonly routingModel: string;
   /** The gateway asked for usage the caller did not: the translator hides it. */
   readonly hideUsage: boolean;
+  /** The caller asked for usage in the stream (`stream_options.include_usage`). */
+  readonly includeUsage: boolean;
   readonly maxEventChars: number;
   /** True once a drain has run out of grace: the stream ends with shutting_down. */
   readonly stopping: () => boolean;
@@ -35,7 +37,7 @@ export function isEventStream(reply: UpstreamReply): boolean {
  * while the caller is slow (backpressure), and the idle limit counts only while reading. Every way
  * the stream can end without the provider's end marker leaves the caller one final error event.
  */
-export async function relayStream({ provider, reply, res, routingModel, hideUsage, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
+export async function relayStream({ provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -43,7 +45,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   });
   res.flushHeaders();
 
-  const reader = provider.dialect.createStreamReader({ routingModel, providerId: provider.id, hideUsage, maxEventChars });
+  const reader = provider.dialect.createStreamReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {

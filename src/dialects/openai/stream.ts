@@ -3,6 +3,7 @@ import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
+import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
@@ -103,20 +104,16 @@ function errorValue(data: string, scan: TopLevelScan): Span | undefined {
 function streamErrorBody(errorText: string, providerId: string): ErrorBody {
   const error = parseJson(errorText);
   const details = error !== null && typeof error === 'object' ? (error as Record<string, unknown>) : {};
-  const providerCode = typeof details['code'] === 'string' || typeof details['code'] === 'number' ? String(details['code']) : null;
   const message = typeof details['message'] === 'string' ? details['message'] : typeof error === 'string' ? error : null;
-  return {
-    message: message ?? `The provider "${providerId}" reported an error mid-stream.`,
-    type: typeof details['type'] === 'string' ? details['type'] : 'server_error',
+  const fields: StreamErrorFields = {
+    message,
+    type: typeof details['type'] === 'string' ? details['type'] : null,
     // A numeric code is an HTTP status (OpenRouter's 502), not an OpenAI-style code; provider_code keeps it.
-    code: typeof details['code'] === 'string' && !/^\d+$/.test(details['code']) ? details['code'] : 'provider_stream_error',
+    code: typeof details['code'] === 'string' && !/^\d+$/.test(details['code']) ? details['code'] : null,
     param: typeof details['param'] === 'string' ? details['param'] : null,
-    origin: 'gateway',
-    gateway_code: 'provider_stream_error',
-    provider: providerId,
-    provider_status: null,
-    provider_code: providerCode,
+    providerCode: typeof details['code'] === 'string' || typeof details['code'] === 'number' ? String(details['code']) : null,
   };
+  return providerStreamErrorBody(fields, providerId);
 }
 
 function parseJson(text: string): unknown {

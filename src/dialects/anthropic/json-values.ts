@@ -1,0 +1,49 @@
+import { scanTopLevel, skipSpace, valueEnd, type Span } from '../../engine/json-top-level.js';
+
+/** A provider's JSON, never trusted: undefined when it does not parse. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The text of top-level `key` in the JSON object `text`, as written; of duplicates the last, the one
+ * JSON.parse keeps (keys decoded as it decodes them). Undefined when absent or `text` is not an object.
+ */
+export function rawValueOf(text: string, key: string): string | undefined {
+  const scan = scanTopLevel(text);
+  const index = scan ? scan.keys.lastIndexOf(key) : -1;
+  if (!scan || index < 0) return undefined;
+  const span = scan.values[index]!;
+  return text.slice(span.start, span.end);
+}
+
+/** The span of each element of the JSON array `text`, in order; undefined when it is not an array. */
+export function arrayElementSpans(text: string): Span[] | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 0x5b /* [ */) return undefined;
+  const spans: Span[] = [];
+  i = skipSpace(text, i + 1);
+  if (text.charCodeAt(i) === 0x5d /* ] */) return spans;
+  for (;;) {
+    const end = valueEnd(text, i);
+    if (end < 0) return undefined;
+    spans.push({ start: i, end });
+    i = skipSpace(text, end);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x5d /* ] */) return spans;
+    if (separator !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+}
