@@ -2,23 +2,35 @@ import { SseParser } from '../engine/sse-parser.js';
 import type { StreamReader, StreamStep, StreamTranslator } from './dialect.js';
 
 /**
- * The framing both dialects' streams use today (text/event-stream): each read is parsed into messages
- * and each message translated only when the engine asks for the next step. Until a step has carried
- * something for the caller, a read is cut after its first event, so that event is parsed, translated
- * and flushed before the rest of the read is even parsed.
+ * The framing both dialects' streams use today (text/event-stream). Until a step has carried something for
+ * the caller, a read is cut after its first event and its messages are translated one at a time as the
+ * engine asks, so the first event is parsed, translated and flushed before the rest of its read is touched.
+ * After that, each read's steps come as one array (no generator per read on the hot path), up to the end.
  */
 export function sseStreamReader(translator: StreamTranslator, maxEventChars: number): StreamReader {
   const parser = new SseParser(maxEventChars);
   let sentFrames = false;
-  return {
-    *read(chunk) {
-      for (const piece of sentFrames ? [chunk] : splitAfterFirstEvent(chunk)) {
-        for (const message of parser.push(piece)) {
-          const step: StreamStep = translator.translate(message);
-          if (step.frames !== '') sentFrames = true;
-          yield step;
-        }
+
+  function* firstReads(chunk: Buffer): Generator<StreamStep> {
+    for (const piece of splitAfterFirstEvent(chunk)) {
+      for (const message of parser.push(piece)) {
+        const step = translator.translate(message);
+        if (step.frames !== '') sentFrames = true;
+        yield step;
       }
+    }
+  }
+
+  return {
+    read(chunk) {
+      if (!sentFrames) return firstReads(chunk);
+      const steps: StreamStep[] = [];
+      for (const message of parser.push(chunk)) {
+        const step = translator.translate(message);
+        steps.push(step);
+        if (step.end) break;
+      }
+      return steps;
     },
     end() {
       parser.end();
