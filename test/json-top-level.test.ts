@@ -1,5 +1,5 @@
 import t from 'tap';
-import { editTopLevel, scanTopLevel, setTopLevelString, topLevelValueAt } from '../src/engine/json-top-level.js';
+import { editTopLevel, scanArrayAt, scanObjectAt, scanTopLevel, setTopLevelString, topLevelValueAt } from '../src/engine/json-top-level.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   const scan = scanTopLevel(text);
@@ -71,4 +71,26 @@ t.test('editTopLevel with a function edits each occurrence from its own text', a
   t.equal(edit('{"a":2}', (current) => (current === undefined ? '"new"' : 'x')), '{"o":"new","a":2}', 'called once with undefined when absent');
   t.equal(edit('{"a":2}', () => undefined), '{"a":2}', 'nothing added when it gives undefined');
   t.equal(edit('{"o":1,"a":2}', () => undefined), '{"a":2}', 'an occurrence removed when it gives undefined');
+});
+
+t.test('scanObjectAt and scanArrayAt read one nested level, where a walk descends into a kept value', async (t) => {
+  const text = 'x [ {"a" : [1, {"b":"}"}], "c\\u0064":2.0 } , "s\\"]" ,[],{}, 1e2 ] y';
+  const items = scanArrayAt(text, 2);
+  t.same(
+    items?.map((span) => text.slice(span.start, span.end)),
+    ['{"a" : [1, {"b":"}"}], "c\\u0064":2.0 }', '"s\\"]"', '[]', '{}', '1e2'],
+  );
+  const object = scanObjectAt(text, items![0]!.start);
+  t.same(object?.keys, ['a', 'cd'], 'keys decoded as JSON.parse reads them');
+  t.same(object?.values.map((span) => text.slice(span.start, span.end)), ['[1, {"b":"}"}]', '2.0']);
+  t.equal(object?.end, items![0]!.end, 'end is just past the closing brace');
+  t.same(scanObjectAt(text, items![3]!.start)?.keys, []);
+  t.same(scanArrayAt(text, items![2]!.start), []);
+  t.equal(scanObjectAt(text, 2), undefined, 'an array is not an object');
+  t.equal(scanArrayAt(text, items![0]!.start), undefined, 'an object is not an array');
+  t.equal(scanArrayAt('[1,', 0), undefined, 'cut');
+  t.equal(scanArrayAt('[1 2]', 0), undefined, 'no comma');
+  t.equal(scanObjectAt('{"a":1', 0), undefined, 'cut');
+  const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+  t.equal(scanArrayAt(deep, 0)?.length, 1, 'iterative whatever the depth');
 });

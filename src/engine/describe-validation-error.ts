@@ -29,9 +29,18 @@ export function describeValidationError(errors: readonly ErrorObject[]): Gateway
     case 'anyOf': {
       const branches = errors.filter((error) => error !== anyOf && error.instancePath === path);
       const options = branches.flatMap((error) =>
-        error.keyword === 'type' ? [typeNames(error.params['type'])] : error.keyword === 'enum' ? [allowed(error.params['allowedValues'])] : [],
+        error.keyword === 'type'
+          ? [typeNames(error.params['type'])]
+          : error.keyword === 'enum'
+            ? [allowed(error.params['allowedValues'])]
+            : error.keyword === 'minimum'
+              ? [`a number ${String(error.params['comparison'])} ${String(error.params['limit'])}`]
+              : [],
       );
-      const expected = options.length > 0 ? `: expected ${[...new Set(options)].join(', or ')}` : '';
+      // "a string" says nothing next to the list of the strings allowed.
+      const listed = new Set(branches.flatMap((error) => (error.keyword === 'enum' ? (error.params['allowedValues'] as unknown[]).map((value) => typeNames(typeof value)) : [])));
+      const named = [...new Set(options)].filter((option) => !listed.has(option));
+      const expected = named.length > 0 ? `: expected ${named.join(', or ')}` : '';
       const nested = errors.find((error) => error !== anyOf && error.instancePath.length > path.length);
       if (nested) return describeValidationError([nested]);
       return invalid(`Invalid value for '${param}'${expected}.`, param, 'invalid_value');

@@ -14,15 +14,3 @@ export function drained(stream: Writable): Promise<boolean> {
     stream.once('drain', onDrain).once('close', onClose);
   });
 }
-
-/** Writes `chunk` and resolves true once it has been handed to the socket, false when the stream closed first. */
-export function flushed(stream: Writable, chunk: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onClose = () => resolve(false);
-    stream.once('close', onClose);
-    stream.write(chunk, (error) => {
-      stream.off('close', onClose);
-      resolve(!error);
-    });
-  });
-}

@@ -13,6 +13,8 @@ export const GATEWAY_ERRORS = {
   unknown_model: { status: 400, type: 'invalid_request_error', code: 'model_not_found', retry: false },
   // Valid JSON, but deeper or with more values than MAX_JSON_DEPTH / MAX_JSON_VALUES allow: refused before parsing.
   request_too_complex: { status: 400, type: 'invalid_request_error', code: 'request_too_complex', retry: false },
+  // A valid request asking for what the routed provider cannot give (e.g. logprobs from a model without them): refused, never dropped.
+  unsupported_parameter: { status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', retry: false },
   unauthorized: { status: 401, type: 'authentication_error', code: 'invalid_api_key', retry: false },
   not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },

@@ -25,14 +25,27 @@ const BACKSLASH = 0x5c;
  * whatever its nesting.
  */
 export function scanTopLevel(text: string): TopLevelScan | undefined {
-  let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
-  const bodyStart = i + 1;
+  const scan = scanObjectAt(text, skipSpace(text, 0));
+  return scan && skipSpace(text, scan.end) === text.length ? scan : undefined;
+}
+
+/** An object found inside a larger text: its entries as scanTopLevel gives them, and the index just past its `}`. */
+export interface ObjectScan extends TopLevelScan {
+  readonly end: number;
+}
+
+/**
+ * The entries of the JSON object whose `{` stands at `start` (its nested values are skipped, not read),
+ * so a walk can descend into a kept value's parts one level at a time; undefined when none stands there.
+ */
+export function scanObjectAt(text: string, start: number): ObjectScan | undefined {
+  if (text.charCodeAt(start) !== 0x7b /* { */) return undefined;
+  const bodyStart = start + 1;
   const keys: string[] = [];
   const keyStarts: number[] = [];
   const values: Span[] = [];
-  i = skipSpace(text, bodyStart);
-  if (text.charCodeAt(i) === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
+  let i = skipSpace(text, bodyStart);
+  if (text.charCodeAt(i) === 0x7d /* } */) return { keys, keyStarts, values, bodyStart, end: i + 1 };
   for (;;) {
     const entry = entryAt(text, i);
     if (!entry) return undefined;
@@ -41,7 +54,25 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
     values.push(entry.value);
     i = skipSpace(text, entry.value.end);
     const separator = text.charCodeAt(i);
-    if (separator === 0x7d /* } */) return skipSpace(text, i + 1) === text.length ? { keys, keyStarts, values, bodyStart } : undefined;
+    if (separator === 0x7d /* } */) return { keys, keyStarts, values, bodyStart, end: i + 1 };
+    if (separator !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+}
+
+/** The spans of the items of the JSON array whose `[` stands at `start`, in order; undefined when none stands there. */
+export function scanArrayAt(text: string, start: number): Span[] | undefined {
+  if (text.charCodeAt(start) !== 0x5b /* [ */) return undefined;
+  const items: Span[] = [];
+  let i = skipSpace(text, start + 1);
+  if (text.charCodeAt(i) === 0x5d /* ] */) return items;
+  for (;;) {
+    const end = valueEnd(text, i);
+    if (end < 0) return undefined;
+    items.push({ start: i, end });
+    i = skipSpace(text, end);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x5d /* ] */) return items;
     if (separator !== 0x2c /* , */) return undefined;
     i = skipSpace(text, i + 1);
   }

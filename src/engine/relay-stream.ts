@@ -5,7 +5,7 @@ import type { RuntimeProvider } from './runtime-providers.js';
 import { sseError } from './sse-format.js';
 import { EventTooLargeError } from './event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
-import { drained, flushed } from './drained.js';
+import { drained } from './drained.js';
 
 /** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (README: Streaming). */
 const DRAIN_AFTER_END_MS = 1000;
@@ -76,10 +76,13 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
         }
         if (record.firstEventMs === null && frames !== '') {
           record.firstEventMs = round(performance.now() - record.startedAt);
-          // A write corks the socket until the next tick: wait for this one to reach the socket before the
-          // rest of the read is translated, so the first event never waits for it. Whole events only, so a
-          // key the provider quotes within one event never reaches the caller.
-          if (!(await flushed(res, provider.redact(frames)))) return;
+          // A lone write is held (corked) until the next tick, behind the rest of this read. Corked and
+          // uncorked as a pair, it goes to the socket now, before the rest of the read is translated.
+          // (An unpaired uncork breaks chunked bodies on Node 22+.) Whole events only, so a key the
+          // provider quotes within one event never reaches the caller.
+          res.cork();
+          res.write(provider.redact(frames));
+          res.uncork();
           frames = '';
         }
       }
