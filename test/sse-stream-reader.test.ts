@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { StreamStep, StreamTranslator } from '../src/dialects/dialect.js';
+import type { StreamReader, StreamStep, StreamTranslator } from '../src/dialects/dialect.js';
 import { sseStreamReader } from '../src/dialects/sse-stream-reader.js';
 import { EventTooLargeError } from '../src/engine/event-too-large.js';
 import type { SseMessage } from '../src/engine/sse-parser.js';
@@ -18,29 +18,41 @@ function echo(): StreamTranslator & { seen: string[] } {
   };
 }
 
-t.test('until something was sent, a read is translated one event at a time, as the engine asks', async (t) => {
+/** Pulls every step of one read, as relay-stream does: up to the end. */
+function readAll(reader: StreamReader, text: string): string[] {
+  reader.push(Buffer.from(text));
+  const frames: string[] = [];
+  for (let step = reader.next(); step !== undefined; step = reader.next()) {
+    frames.push(step.frames);
+    if (step.end) break;
+  }
+  return frames;
+}
+
+t.test('a read is translated one event at a time, as the engine pulls', async (t) => {
   const translator = echo();
   const reader = sseStreamReader(translator, 1024);
-  const steps = reader.read(Buffer.from('data: skip\n\ndata: a\n\ndata: b\n\ndata: c\n\n'))[Symbol.iterator]();
-  t.equal(steps.next().value?.frames, '', 'an event that sends nothing');
+  reader.push(Buffer.from('data: skip\n\ndata: a\n\ndata: b\n\ndata: c\n\n'));
+  t.equal(reader.next()?.frames, '', 'an event that sends nothing');
   t.strictSame(translator.seen, ['skip'], 'the rest of the read is not translated yet');
-  t.equal(steps.next().value?.frames, 'a;');
+  t.equal(reader.next()?.frames, 'a;');
   t.strictSame(translator.seen, ['skip', 'a'], 'the first event that sends something is translated alone');
-  t.strictSame([...{ [Symbol.iterator]: () => steps }].map((step) => step.frames), ['b;', 'c;']);
+  t.equal(reader.next()?.frames, 'b;');
+  t.equal(reader.next()?.frames, 'c;');
+  t.equal(reader.next(), undefined, 'nothing more in this read');
 });
 
-t.test('after the first frames, a read comes whole, up to the step that ends the stream', async (t) => {
+t.test('events cut across reads wait for their end; nothing after the end is translated', async (t) => {
   const translator = echo();
   const reader = sseStreamReader(translator, 1024);
-  t.strictSame([...reader.read(Buffer.from('data: a\n\n'))].map((step) => step.frames), ['a;']);
-  const steps = [...reader.read(Buffer.from('data: b\n\nda'))];
-  t.strictSame(steps.map((step) => step.frames), ['b;'], 'an event cut across reads waits for its end');
-  t.strictSame([...reader.read(Buffer.from('ta: c\n\ndata: [DONE]\n\ndata: after\n\n'))].map((step) => step.frames), ['c;', 'done;']);
-  t.notOk(translator.seen.includes('after'), 'nothing after the end is translated');
+  t.strictSame(readAll(reader, 'data: a\n\n'), ['a;']);
+  t.strictSame(readAll(reader, 'data: b\n\nda'), ['b;']);
+  t.strictSame(readAll(reader, 'ta: c\n\ndata: [DONE]\n\ndata: after\n\n'), ['c;', 'done;']);
+  t.notOk(translator.seen.includes('after'));
   reader.end();
 });
 
 t.test('an event larger than the limit is the framing-neutral EventTooLargeError', async (t) => {
   const reader = sseStreamReader(echo(), 16);
-  t.throws(() => [...reader.read(Buffer.from(`data: ${'x'.repeat(64)}`))], EventTooLargeError);
+  t.throws(() => readAll(reader, `data: ${'x'.repeat(64)}`), EventTooLargeError);
 });

@@ -67,11 +67,14 @@ export interface StreamReaderContext extends StreamContext {
 
 /**
  * Turns the bytes of one upstream stream into steps for the caller, in the framing the provider uses.
- * Steps are produced lazily: the engine writes (and flushes) one before the next is translated.
+ * Steps are pulled one at a time and translated only when pulled, so the engine can send the first
+ * event before the rest of its read is translated (no iterator or array per read on the hot path).
  */
 export interface StreamReader {
-  /** The steps of one read; throws EventTooLargeError when an event outgrows the limit. */
-  read(chunk: Buffer): Iterable<StreamStep>;
+  /** Takes one read of the stream. */
+  push(chunk: Buffer): void;
+  /** The next step of what was pushed; undefined once the pushed bytes hold no further whole event. Throws EventTooLargeError when an event outgrows the limit. */
+  next(): StreamStep | undefined;
   /** The provider closed the stream; what it left unfinished is dropped. */
   end(): void;
 }

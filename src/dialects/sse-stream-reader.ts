@@ -1,36 +1,41 @@
-import { SseParser } from '../engine/sse-parser.js';
-import type { StreamReader, StreamStep, StreamTranslator } from './dialect.js';
+import { SseParser, type SseMessage } from '../engine/sse-parser.js';
+import type { StreamReader, StreamTranslator } from './dialect.js';
+
+const NONE: readonly SseMessage[] = [];
 
 /**
- * The framing both dialects' streams use today (text/event-stream). Until a step has carried something for
- * the caller, a read is cut after its first event and its messages are translated one at a time as the
- * engine asks, so the first event is parsed, translated and flushed before the rest of its read is touched.
- * After that, each read's steps come as one array (no generator per read on the hot path), up to the end.
+ * The framing both dialects' streams use today (text/event-stream). Messages are translated one at a time,
+ * as the engine pulls them. Until a step has carried something for the caller, a read is cut after its
+ * first event, so that event is parsed and translated alone and can be sent before the rest is parsed.
  */
 export function sseStreamReader(translator: StreamTranslator, maxEventChars: number): StreamReader {
   const parser = new SseParser(maxEventChars);
   let sentFrames = false;
-
-  function* firstReads(chunk: Buffer): Generator<StreamStep> {
-    for (const piece of splitAfterFirstEvent(chunk)) {
-      for (const message of parser.push(piece)) {
-        const step = translator.translate(message);
-        if (step.frames !== '') sentFrames = true;
-        yield step;
-      }
-    }
-  }
-
+  let messages = NONE;
+  let at = 0;
+  /** The second part of a read cut after its first event, parsed once the first is taken. */
+  let rest: Buffer | undefined;
   return {
-    read(chunk) {
-      if (!sentFrames) return firstReads(chunk);
-      const steps: StreamStep[] = [];
-      for (const message of parser.push(chunk)) {
-        const step = translator.translate(message);
-        steps.push(step);
-        if (step.end) break;
+    push(chunk) {
+      if (sentFrames) {
+        messages = parser.push(chunk);
+      } else {
+        const [first, second] = splitAfterFirstEvent(chunk);
+        messages = parser.push(first);
+        rest = second;
       }
-      return steps;
+      at = 0;
+    },
+    next() {
+      while (at === messages.length) {
+        if (rest === undefined) return undefined;
+        messages = parser.push(rest);
+        rest = undefined;
+        at = 0;
+      }
+      const step = translator.translate(messages[at++]!);
+      if (step.frames !== '') sentFrames = true;
+      return step;
     },
     end() {
       parser.end();
@@ -38,10 +43,10 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
   };
 }
 
-/** The read cut after its first blank line (the end of its first event), or whole when it has none. */
-function splitAfterFirstEvent(chunk: Buffer): Buffer[] {
+/** The read cut after its first blank line (the end of its first event); the second part is undefined when there is nothing after it. */
+function splitAfterFirstEvent(chunk: Buffer): [Buffer, Buffer | undefined] {
   const lf = chunk.indexOf('\n\n');
   const crlf = lf >= 0 ? -1 : chunk.indexOf('\r\n\r\n');
   const end = lf >= 0 ? lf + 2 : crlf >= 0 ? crlf + 4 : chunk.length;
-  return end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk];
+  return end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk, undefined];
 }

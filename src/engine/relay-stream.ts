@@ -61,9 +61,10 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       // after-end timer: a provider that keeps sending must not keep the connection and this handler.
       if (ended) continue;
       idle.refresh();
-      // One write per read; steps are translated lazily, so the caller's first event is sent before the rest of its read is translated.
+      // One write per read; steps are translated as they are pulled, so the caller's first event is sent before the rest of its read is translated.
       let frames = '';
-      for (const step of reader.read(chunk)) {
+      reader.push(chunk);
+      for (let step = reader.next(); step !== undefined; step = reader.next()) {
         frames += step.frames;
         if (step.usage) record.usage = step.usage;
         if (step.end) {
