@@ -1,29 +1,18 @@
 import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
-import { readAnthropicError } from '../src/dialects/anthropic/errors.js';
-import { readAnthropicResponse } from '../src/dialects/anthropic/response.js';
-import { createAnthropicStreamTranslator } from '../src/dialects/anthropic/stream.js';
-import type { Dialect } from '../src/dialects/dialect.js';
-import { openaiDialect } from '../src/dialects/openai-dialect.js';
 import { startGateway } from './helpers/gateway.js';
+import { ANTHROPIC_ROUTES } from './helpers/mock-anthropic.js';
 import { startMockUpstream, type MockUpstream } from './helpers/mock-upstream.js';
 import { fixture } from './helpers/anthropic-fixtures.js';
 import { bytePieces, startEventStream, writeInPieces } from './helpers/sse-upstream.js';
 
-// Until the anthropic dialect is wired into routes.yaml (another part of issue 11), the test provider's
-// dialect reads Anthropic's answers: the engine, the relay and the official client are all real.
-const dialect = openaiDialect as { -readonly [K in keyof Dialect]: Dialect[K] };
-const original = { ...openaiDialect };
-dialect.readResponse = readAnthropicResponse;
-dialect.readError = readAnthropicError;
-dialect.createStreamTranslator = createAnthropicStreamTranslator;
-t.teardown(() => Object.assign(dialect, original));
-
-const MODEL = 'mock/anthropic/claude-sonnet-4.5';
+// Recorded streams from Anthropic's docs through an anthropic-dialect route: the engine, the relay and the
+// official client are all real.
+const MODEL = 'claude/plain';
 
 async function gateway(t: Test, answer: (res: Parameters<Parameters<typeof startMockUpstream>[0]>[1]) => void | Promise<void>) {
   const upstream: MockUpstream = await startMockUpstream((_req, res) => answer(res));
-  const running = await startGateway({ upstreamOrigin: upstream.origin });
+  const running = await startGateway({ routes: ANTHROPIC_ROUTES, upstreamOrigin: upstream.origin });
   t.teardown(() => Promise.all([running.close(), upstream.close()]));
   return { running, client: new OpenAI({ baseURL: `${running.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 }) };
 }
@@ -80,7 +69,7 @@ t.test('an error event reaches the client as an error, never as a finish_reason'
   })();
   t.equal(text, 'Partial');
   t.type(error, APIError);
-  t.match((error as APIError).error, { gateway_code: 'provider_stream_error', provider_code: 'overloaded_error', message: 'Overloaded', provider: 'mock' });
+  t.match((error as APIError).error, { gateway_code: 'provider_stream_error', provider_code: 'overloaded_error', message: 'Overloaded', provider: 'claude' });
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.match(running.requestLogs().find((line) => line['request_id'] === 'anthropic-error'), { gateway_code: 'provider_stream_error', prompt_tokens: 12 });
 });

@@ -1,11 +1,19 @@
 import t from 'tap';
-import { openaiDialect } from '../src/dialects/openai-dialect.js';
+import { openaiDialect } from '../src/dialects/openai/index.js';
+import type { OutgoingCall } from '../src/dialects/dialect.js';
 import type { ChatCompletionRequest } from '../src/generated/types/chat-completion-request.js';
+
+/** The body of the call; the path is always chat/completions. */
+function bodyOf(call: OutgoingCall): string {
+  const { path, body, headers } = openaiDialect.buildRequest(call);
+  if (path !== 'chat/completions' || headers !== undefined) throw new Error(`unexpected request ${path}`);
+  return body;
+}
 
 /** The body sent upstream for `text` when the gateway asks for usage (the caller did not). */
 function askingForUsage(text: string): string {
   const body = JSON.parse(text) as ChatCompletionRequest;
-  return openaiDialect.buildRequestBody({ text, body, upstreamModel: 'gpt-4o', requestStreamUsage: true });
+  return bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: true });
 }
 
 const HEAD = '{"model":"mock/gpt-4o","messages":[{"role":"user","content":"hi"}],"stream":true';
@@ -43,7 +51,7 @@ t.test('without the gateway asking, stream_options is not touched at all', async
   const text = `${HEAD},"stream_options":{"include_usage":false,"n":1.0}}`;
   const body = JSON.parse(text) as ChatCompletionRequest;
   t.equal(
-    openaiDialect.buildRequestBody({ text, body, upstreamModel: 'gpt-4o', requestStreamUsage: false }),
+    bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: false }),
     text.replace('mock/gpt-4o', 'gpt-4o'),
   );
 });

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
-import { createOpenAIStreamTranslator } from '../src/dialects/openai-stream.js';
+import { createOpenAIStreamTranslator } from '../src/dialects/openai/stream.js';
 import { SseParser } from '../src/engine/sse-parser.js';
 import { createEventGenerator, type GeneratedEvent } from './helpers/hostile-events.js';
 

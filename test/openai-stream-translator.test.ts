@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createOpenAIStreamTranslator } from '../src/dialects/openai-stream.js';
+import { createOpenAIStreamTranslator } from '../src/dialects/openai/stream.js';
 
 function translate(data: string, hideUsage = false) {
   const translator = createOpenAIStreamTranslator({ routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage, includeUsage: false });

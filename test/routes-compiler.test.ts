@@ -28,8 +28,13 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' });
-  t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' });
+  t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
+    provider: 'openrouter',
+    upstreamModel: 'anthropic/claude-sonnet-4.5',
+    maxOutputTokens: null,
+    reasoning: 'none',
+  });
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
     t.ok(model && tables.providers[model.provider], `${routingString} goes to a declared provider`);
@@ -42,9 +47,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20' },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini' },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5' },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none' },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none' },
     });
   });
 
@@ -56,6 +61,7 @@ t.test('a valid file resolves into engine tables', async (t) => {
       baseUrl: 'https://api.openai.com/v1',
       baseUrlEnv: 'OPENAI_BASE_URL',
       apiKeyEnv: 'OPENAI_API_KEY',
+      auth: { header: 'authorization', scheme: 'bearer' },
       headers: {},
       timeoutMs: 120000,
       errors: {},
@@ -316,4 +322,66 @@ t.test('strings the request log holds as they are have a length limit, so every 
     /^routes\.yaml:9:\d+: errors\.default\.gateway_code: is longer than 64 characters$/,
   ]);
   t.equal(problems.length, 4, problems.join('\n'));
+});
+
+t.test('dialect, auth and capabilities resolve into the tables (issue 11)', async (t) => {
+  const tables = tablesOf(t, fixture('dialects.yaml'));
+  t.match(tables.providers['anthropic'], {
+    dialect: 'anthropic',
+    auth: { header: 'x-api-key', scheme: 'raw' },
+    headers: { 'anthropic-version': '2023-06-01', 'anthropic-beta': 'files-api-2025-04-14' },
+  });
+  t.strictSame(tables.providers['anthropic-pinned']?.auth, { header: 'authorization', scheme: 'bearer' }, 'auth overrides the dialect default');
+  t.strictSame(tables.providers['anthropic-pinned']?.headers, { 'Anthropic-Version': '2024-01-01' }, 'a header of any case replaces the dialect default');
+  t.strictSame(tables.providers['azure']?.auth, { header: 'api-key', scheme: 'raw' });
+  t.strictSame(tables.providers['azure']?.headers, { Authorization: 'Bearer static-token' }, 'Authorization is free when the key goes elsewhere');
+  t.match(tables.providers['azure'], { dialect: 'openai' });
+  t.equal(tables.providers['local']?.auth, null, 'no key, no auth');
+  t.strictSame(tables.models, {
+    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none' },
+    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget' },
+    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive' },
+    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none' },
+    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none' },
+  });
+});
+
+t.test('auth: a scheme or a header name, never without a key, never a header the gateway sets (issue 11)', async (t) => {
+  const anyOf = "must be bearer or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)";
+  t.strictSame(problemsOf('auth.yaml'), [
+    'routes.yaml:7:16: providers.anthropic.headers.X-Api-Key: conflicts with api_key_env, which sends x-api-key',
+    'routes.yaml:12:16: providers.azure.headers.Api-Key: conflicts with api_key_env, which sends api-key',
+    'routes.yaml:15:5: providers.keyless.auth: needs api_key_env, the key it sends',
+    'routes.yaml:19:21: providers.reserved.auth.header: is set by the gateway and cannot carry the key',
+    `routes.yaml:23:11: providers.spaced.auth: ${anyOf}`,
+    'routes.yaml:25:14: providers.wrong.dialect: must be one of "openai", "anthropic"',
+    `routes.yaml:28:11: providers.wrong.auth: ${anyOf}`,
+  ]);
+});
+
+t.test('max_output_tokens and reasoning: checked, and required for an anthropic-dialect model (issue 11)', async (t) => {
+  t.strictSame(problemsOf('capabilities.yaml'), [
+    'routes.yaml:12:3: models."anthropic/claude-b": needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)',
+    'routes.yaml:13:3: models."anthropic/claude-c": needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)',
+    'routes.yaml:14:44: models."anthropic/claude-d".max_output_tokens: must be >= 1',
+    'routes.yaml:15:38: models."openai/gpt-x".max_output_tokens: must be integer',
+    'routes.yaml:15:54: models."openai/gpt-x".reasoning: must be one of "none", "budget", "adaptive"',
+  ]);
+});
+
+t.test('the shipped routes.yaml reaches Claude natively (issue 11)', async (t) => {
+  const tables = tablesOf(t, readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8'));
+  t.match(tables.providers['anthropic'], {
+    dialect: 'anthropic',
+    baseUrl: 'https://api.anthropic.com/v1',
+    auth: { header: 'x-api-key', scheme: 'raw' },
+    headers: { 'anthropic-version': '2023-06-01' },
+  });
+  const claude = Object.entries(tables.models).filter(([, model]) => model?.provider === 'anthropic');
+  t.ok(claude.length >= 3, 'several Claude models');
+  for (const [routingString, model] of claude) {
+    t.ok(model && model.maxOutputTokens !== null && model.maxOutputTokens >= 1024, `${routingString} has its output limit`);
+    t.not(model?.reasoning, 'none', `${routingString} thinks`);
+  }
+  t.strictSame(tables.errors['529'], { status: 503, type: 'server_error', code: 'upstream_overloaded', gatewayCode: 'provider_overloaded', retry: true });
 });

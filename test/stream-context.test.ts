@@ -1,20 +1,20 @@
 import t from 'tap';
-import type { StreamContext } from '../src/dialects/dialect.js';
-import { openaiDialect } from '../src/dialects/openai-dialect.js';
+import type { StreamReaderContext } from '../src/dialects/dialect.js';
+import { openaiDialect } from '../src/dialects/openai/index.js';
 import { startGateway } from './helpers/gateway.js';
 import { startMockUpstream } from './helpers/mock-upstream.js';
 import { chunk, readDataEvents, sseBody, startEventStream } from './helpers/sse-upstream.js';
 
 t.test("the stream translator learns whether the caller asked for usage (stream_options.include_usage)", async (t) => {
-  const contexts: StreamContext[] = [];
-  const original = openaiDialect.createStreamTranslator;
-  // The engine reaches the dialect through this object: record what it hands every translator.
-  (openaiDialect as { createStreamTranslator: typeof original }).createStreamTranslator = (context) => {
+  const contexts: StreamReaderContext[] = [];
+  const original = openaiDialect.createStreamReader;
+  // The engine reaches the dialect through this object: record what it hands every stream reader.
+  (openaiDialect as { createStreamReader: typeof original }).createStreamReader = (context) => {
     contexts.push(context);
     return original(context);
   };
   t.teardown(() => {
-    (openaiDialect as { createStreamTranslator: typeof original }).createStreamTranslator = original;
+    (openaiDialect as { createStreamReader: typeof original }).createStreamReader = original;
   });
   const upstream = await startMockUpstream((_req, res) => {
     startEventStream(res);

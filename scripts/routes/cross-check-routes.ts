@@ -1,3 +1,4 @@
+import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';
@@ -25,11 +26,14 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     const baseUrl = provider['base_url'];
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
+    const authHeader = keyHeader(provider);
+    if (provider['auth'] !== undefined && !provider['api_key_env']) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
+    if (authHeader && RESERVED_HEADERS.has(authHeader.toLowerCase())) report(['providers', id, 'auth', 'header'], 'value', 'is set by the gateway and cannot carry the key');
     const seen = new Set<string>();
     for (const name of Object.keys(mapAt(provider, 'headers'))) {
       const lower = name.toLowerCase();
       if (RESERVED_HEADERS.has(lower)) report(['providers', id, 'headers', name], 'key', 'is set by the gateway and cannot be overridden');
-      else if (lower === 'authorization' && provider['api_key_env']) report(['providers', id, 'headers', name], 'key', 'conflicts with api_key_env, which sends Authorization');
+      else if (provider['api_key_env'] && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
       else if (seen.has(lower)) report(['providers', id, 'headers', name], 'key', 'is given twice (header names ignore case)');
       seen.add(lower);
     }
@@ -44,6 +48,9 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
       report(['models', model], 'key', 'a routing string has no white space or control characters');
     } else if (!Object.hasOwn(routes.providers, segments[0]!)) {
       report(['models', model], 'key', `unknown provider ${JSON.stringify(segments[0])}`);
+    } else if (mapAt(routes.providers, segments[0]!)['dialect'] === 'anthropic' && mapAt(routes.models, model)['max_output_tokens'] === undefined) {
+      // Anthropic requires max_tokens; a guessed default would silently cut answers short.
+      report(['models', model], 'key', 'needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)');
     }
   }
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
@@ -56,6 +63,17 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     report(['models', key], 'key', `out of order: belongs ${place}, in code-point order`);
   }
   return problems;
+}
+
+/** The header that carries the provider's key (routes.yaml auth, else the dialect's default); undefined when auth is malformed (the schema reports it). */
+function keyHeader(provider: Record<string, unknown>): string | undefined {
+  const auth = provider['auth'];
+  const named = provider['dialect'];
+  const dialect = typeof named === 'string' && Object.hasOwn(DIALECT_DEFAULTS, named) ? (named as keyof typeof DIALECT_DEFAULTS) : 'openai';
+  const scheme = auth === undefined ? DIALECT_DEFAULTS[dialect].auth : auth;
+  if (scheme === 'bearer') return 'Authorization';
+  const header = scheme !== null && typeof scheme === 'object' ? (scheme as Record<string, unknown>)['header'] : undefined;
+  return typeof header === 'string' ? header : undefined;
 }
 
 function mapAt(data: unknown, key: string): Record<string, unknown> {

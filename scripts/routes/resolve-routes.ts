@@ -1,5 +1,6 @@
 import type { ErrorRule, RoutesFile } from '../../src/generated/types/routes.js';
-import type { ErrorRuleSet, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 
 /** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -14,13 +15,16 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
   const providers: Record<string, ProviderTable> = {};
   for (const id of Object.keys(routes.providers).sort()) {
     const entry = routes.providers[id]!;
+    const dialect = entry.dialect ?? 'openai';
+    const dialectDefaults = DIALECT_DEFAULTS[dialect];
     providers[id] = {
       id,
-      dialect: entry.dialect ?? 'openai',
+      dialect,
       baseUrl: entry.base_url.replace(/\/+$/, ''),
       baseUrlEnv: entry.base_url_env ?? null,
       apiKeyEnv: entry.api_key_env ?? null,
-      headers: { ...entry.headers },
+      auth: entry.api_key_env ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
+      headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
@@ -34,9 +38,24 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
     models[routingString] = {
       provider: routingString.slice(0, slash),
       upstreamModel: entry?.upstream_model ?? routingString.slice(slash + 1),
+      maxOutputTokens: entry?.max_output_tokens ?? null,
+      reasoning: entry?.reasoning ?? 'none',
     };
   }
   return { sourceSha256, providers, models, errors: resolveErrorRules(routes.errors) };
+}
+
+function keyAuth(scheme: AuthScheme): KeyAuth {
+  return scheme === 'bearer' ? { header: 'authorization', scheme: 'bearer' } : { header: scheme.header.toLowerCase(), scheme: 'raw' };
+}
+
+/** The dialect's default headers, each replaced by a routes.yaml header of the same name in any case. */
+function withDefaults(defaults: Readonly<Record<string, string>>, headers: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const given = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries(defaults)) if (!given.has(name)) merged[name] = value;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) merged[name] = value;
+  return merged;
 }
 
 function resolveErrorRules(table: Readonly<Record<string, ErrorRule | undefined>>): ErrorRuleSet {

@@ -9,7 +9,9 @@ export function validateRoutesShape(loaded: LoadedRoutes): { problems: Problem[]
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
   const validate = ajv.compile<RoutesFile>(readSchema('routes.schema.json'));
   if (validate(loaded.data)) return { problems: [], routes: loaded.data };
-  const problems = (validate.errors ?? []).flatMap((error) => describe(error, loaded));
+  // A value that matches no branch of an anyOf is reported once, by the anyOf, not once per branch.
+  const errors = (validate.errors ?? []).filter((error) => !error.schemaPath.includes('/anyOf/'));
+  const problems = errors.flatMap((error) => describe(error, loaded));
   return { problems, routes: undefined };
 }
 
@@ -44,6 +46,8 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
       return at(path, 'value', `${where}must be one of ${(error.params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
     case 'minProperties':
       return at(path, 'value', `${where}must have at least ${error.params['limit']} entry`);
+    case 'anyOf':
+      return at(path, 'value', `${where}${ANY_OF_HINTS[path.at(-1) ?? ''] ?? 'is invalid'}`);
     case 'type':
       if (path.length === 0) return at(path, 'value', 'top level: must be a mapping with version, providers, models and errors');
       return at(path, 'value', `${where}${error.message ?? 'is invalid'}`);
@@ -51,6 +55,11 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
       return at(path, 'value', `${where}${error.message ?? 'is invalid'}`);
   }
 }
+
+/** Plain words for the values that may take more than one form, by key. */
+const ANY_OF_HINTS: Record<string, string> = {
+  auth: "must be bearer or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)",
+};
 
 /** Plain words for the schema's value patterns. */
 const PATTERN_HINTS: Record<string, string> = {

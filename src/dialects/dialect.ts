@@ -1,6 +1,7 @@
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../engine/provider-error.js';
+import type { ReasoningMode } from '../generated/types/route-tables.js';
 import type { SseMessage } from '../engine/sse-parser.js';
 
 /** The caller's request as the engine hands it to a dialect. */
@@ -10,8 +11,21 @@ export interface OutgoingCall {
   /** The same body, parsed and checked against the request schema. */
   readonly body: ChatCompletionRequest;
   readonly upstreamModel: string;
+  /** routes.yaml max_output_tokens of the model: the output limit to ask for when the caller sets none; null when not given. */
+  readonly maxOutputTokens: number | null;
+  /** routes.yaml reasoning of the model: how it thinks, if at all. */
+  readonly reasoning: ReasoningMode;
   /** Ask the provider to report usage in the stream although the caller did not (the gateway counts tokens). */
   readonly requestStreamUsage: boolean;
+}
+
+/** Where and what to send for one call. */
+export interface OutgoingRequest {
+  /** Appended to the provider's base_url (no leading slash). */
+  readonly path: string;
+  readonly body: string;
+  /** Headers of this call only (a request signature), on top of the provider's fixed ones built at start-up. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** A non-streamed answer translated for the caller. */
@@ -46,19 +60,37 @@ export interface StreamContext {
   readonly includeUsage: boolean;
 }
 
+/** What a stream reader needs: the translator's context and the largest event it may hold. */
+export interface StreamReaderContext extends StreamContext {
+  readonly maxEventChars: number;
+}
+
+/**
+ * Turns the bytes of one upstream stream into steps for the caller, in the framing the provider uses.
+ * Steps are pulled one at a time and translated only when pulled, so the engine can send the first
+ * event before the rest of its read is translated (no iterator or array per read on the hot path).
+ */
+export interface StreamReader {
+  /** Takes one read of the stream. */
+  push(chunk: Buffer): void;
+  /** The next step of what was pushed; undefined once the pushed bytes hold no further whole event. Throws EventTooLargeError when an event outgrows the limit. */
+  next(): StreamStep | undefined;
+  /** The provider closed the stream; what it left unfinished is dropped. */
+  end(): void;
+}
+
 /**
  * How the engine talks to one kind of provider. The engine knows where (routes.yaml) and when
- * (timeouts, errors); a dialect knows only what goes on the wire.
+ * (timeouts, errors); a dialect knows only what goes on the wire. Its default auth scheme and headers
+ * are data beside it (./<dialect>/defaults.ts), which the routes compiler applies.
  */
 export interface Dialect {
-  /** Appended to the provider's base_url. */
-  readonly chatPath: string;
-  /** Body to send upstream. */
-  buildRequestBody(call: OutgoingCall): string;
+  /** Path, body (and any per-call headers) of one call; throws the gateway's 400 when the request cannot be expressed. */
+  buildRequest(call: OutgoingCall): OutgoingRequest;
   /** Reads a 2xx body; undefined when it is not a usable answer (the engine answers 502). */
   readResponse(text: string, routingModel: string): TranslatedResponse | undefined;
   /** Reads a non-2xx body for the provider's own message and code; never throws. */
   readError(text: string): ProviderErrorDetails;
-  /** A translator for one streamed answer (the upstream's text/event-stream, already parsed into messages). */
-  createStreamTranslator(context: StreamContext): StreamTranslator;
+  /** A reader for one streamed answer: its framing and its translation. */
+  createStreamReader(context: StreamReaderContext): StreamReader;
 }

@@ -51,10 +51,17 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     }
     // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
     const hideUsage = record.stream && provider.table.streamUsage && value.stream_options?.include_usage !== true;
-    const upstreamBody = provider.dialect.buildRequestBody({ text, body: value, upstreamModel: route.upstreamModel, requestStreamUsage: hideUsage });
+    const outgoing = provider.dialect.buildRequest({
+      text,
+      body: value,
+      upstreamModel: route.upstreamModel,
+      maxOutputTokens: route.maxOutputTokens,
+      reasoning: route.reasoning,
+      requestStreamUsage: hideUsage,
+    });
     if (lifecycle.forced) throw shuttingDown(provider.id);
     const sentAt = performance.now();
-    const call = callUpstream(provider, upstreamBody, record.requestId, record.stream);
+    const call = callUpstream(provider, outgoing, record.requestId, record.stream);
     // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
     // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
     const onCallerGone = () => {

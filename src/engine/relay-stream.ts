@@ -3,7 +3,7 @@ import { gatewayError, type GatewayError } from './gateway-error.js';
 import { round, type RequestRecord } from './request-log.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import { sseError } from './sse-format.js';
-import { SseEventTooLargeError, SseParser } from './sse-parser.js';
+import { EventTooLargeError } from './event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
 import { drained } from './drained.js';
 
@@ -45,8 +45,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   });
   res.flushHeaders();
 
-  const parser = new SseParser(maxEventChars);
-  const translator = provider.dialect.createStreamTranslator({ routingModel, providerId: provider.id, hideUsage, includeUsage });
+  const reader = provider.dialect.createStreamReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {
@@ -56,47 +55,41 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   let idle = setTimeout(onIdle, idleMs);
   let ended = false;
 
-  /** Parses and translates one piece of a read; returns the frames for the caller. */
-  const translatePiece = (piece: Buffer): string => {
-    let frames = '';
-    for (const message of parser.push(piece)) {
-      const step = translator.translate(message);
-      frames += step.frames;
-      if (step.usage) record.usage = step.usage;
-      if (step.end) {
-        ended = true;
-        if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
-        // Keep reading briefly so a well-behaved provider's connection returns to the pool.
-        clearTimeout(idle);
-        idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
-        break;
-      }
-    }
-    // Whole events only, so a key the provider quotes within one event never reaches the caller.
-    return provider.redact(frames);
-  };
-
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
       // Drain what follows the end marker so the connection can be reused, but never refresh the
       // after-end timer: a provider that keeps sending must not keep the connection and this handler.
       if (ended) continue;
       idle.refresh();
-      // Until the caller has its first event, that event is parsed alone and sent before the rest of its read.
-      for (const piece of record.firstEventMs === null ? splitAfterFirstEvent(chunk) : [chunk]) {
-        if (ended) break;
-        const frames = translatePiece(piece);
-        if (frames === '') continue;
-        if (record.firstEventMs === null) {
+      // One write per read; steps are translated as they are pulled, so the caller's first event is sent before the rest of its read is translated.
+      let frames = '';
+      reader.push(chunk);
+      for (let step = reader.next(); step !== undefined; step = reader.next()) {
+        frames += step.frames;
+        if (step.usage) record.usage = step.usage;
+        if (step.end) {
+          ended = true;
+          if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
+          // Keep reading briefly so a well-behaved provider's connection returns to the pool.
+          clearTimeout(idle);
+          idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
+          break;
+        }
+        if (record.firstEventMs === null && frames !== '') {
           record.firstEventMs = round(performance.now() - record.startedAt);
           // A lone write is held (corked) until the next tick, behind the rest of this read. Corked and
-          // uncorked as a pair, it goes to the socket now. (An unpaired uncork breaks chunked bodies on Node 22+.)
+          // uncorked as a pair, it goes to the socket now, before the rest of the read is translated.
+          // (An unpaired uncork breaks chunked bodies on Node 22+.) Whole events only, so a key the
+          // provider quotes within one event never reaches the caller.
           res.cork();
-          res.write(frames);
+          res.write(provider.redact(frames));
           res.uncork();
-          continue;
+          frames = '';
         }
-        if (!res.write(frames) && !ended) {
+      }
+      if (frames !== '') {
+        if (record.firstEventMs === null) record.firstEventMs = round(performance.now() - record.startedAt);
+        if (!res.write(provider.redact(frames)) && !ended) {
           clearTimeout(idle);
           if (!(await drained(res))) return;
           idle = setTimeout(onIdle, idleMs);
@@ -104,7 +97,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       }
       if (ended) res.end();
     }
-    parser.end();
+    reader.end();
     if (!ended) finish(res, record, interrupted(provider, 'closed the stream before its end marker'));
   } catch (error) {
     if (res.destroyed || ended) return;
@@ -119,7 +112,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       finish(res, record, timeout);
       return;
     }
-    if (error instanceof SseEventTooLargeError) {
+    if (error instanceof EventTooLargeError) {
       reply.body.destroy();
       const invalid = gatewayError('invalid_upstream_response', `The provider "${provider.id}" sent an event larger than ${maxEventChars} characters.`, {
         provider: provider.id,
@@ -131,14 +124,6 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
   } finally {
     clearTimeout(idle);
   }
-}
-
-/** The read cut after its first blank line (the end of its first event), or whole when it has none. */
-function splitAfterFirstEvent(chunk: Buffer): Buffer[] {
-  const lf = chunk.indexOf('\n\n');
-  const crlf = lf >= 0 ? -1 : chunk.indexOf('\r\n\r\n');
-  const end = lf >= 0 ? lf + 2 : crlf >= 0 ? crlf + 4 : chunk.length;
-  return end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk];
 }
 
 function interrupted(provider: RuntimeProvider, what: string): GatewayError {

@@ -54,7 +54,8 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     if (key) keys.push(key);
     const headers: Record<string, string> = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
-    if (key) headers['authorization'] = `Bearer ${key}`;
+    // The scheme (bearer, or the raw key under the dialect's or routes.yaml's header) was resolved by the build.
+    if (key && table.auth) headers[table.auth.header] = table.auth.scheme === 'bearer' ? `Bearer ${key}` : key;
     const client = got.extend({
       prefixUrl: baseUrl,
       method: 'POST',

@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { EventTooLargeError } from './event-too-large.js';
 
 /** One dispatched server-sent event, or a comment line (`: keep-alive`). */
 export type SseMessage =
@@ -6,9 +7,9 @@ export type SseMessage =
   | { readonly kind: 'comment'; readonly text: string };
 
 /** An event larger than the parser may hold. */
-export class SseEventTooLargeError extends Error {
+export class SseEventTooLargeError extends EventTooLargeError {
   constructor(limit: number) {
-    super(`an upstream event exceeded ${limit} characters`);
+    super(limit);
     this.name = 'SseEventTooLargeError';
   }
 }

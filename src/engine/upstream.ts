@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { RequestError, TimeoutError } from 'got';
+import type { OutgoingRequest } from '../dialects/dialect.js';
 import { gatewayError, type GatewayError } from './gateway-error.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 
@@ -27,9 +28,11 @@ export interface UpstreamCall {
  * Sends one request. `timeout_ms` bounds the whole response for a non-streamed call and the
  * response headers for a streamed one (the stream has its own idle limit).
  */
-export function callUpstream(provider: RuntimeProvider, body: string, requestId: string, streamed: boolean): UpstreamCall {
+export function callUpstream(provider: RuntimeProvider, outgoing: OutgoingRequest, requestId: string, streamed: boolean): UpstreamCall {
   const client = streamed ? provider.clients.streamed : provider.clients.whole;
-  const request = client.stream(provider.dialect.chatPath, { body, headers: { 'x-request-id': requestId } });
+  // The provider's fixed headers (auth included) are in the client; a dialect may add some per call.
+  const headers = outgoing.headers ? { ...outgoing.headers, 'x-request-id': requestId } : { 'x-request-id': requestId };
+  const request = client.stream(outgoing.path, { body: outgoing.body, headers });
   // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
   request.on('error', () => {});
   let abortedWith: GatewayError | undefined;

@@ -1,7 +1,8 @@
-import type { Usage } from '../generated/types/usage.js';
-import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from '../engine/json-top-level.js';
-import type { Dialect } from './dialect.js';
-import { createOpenAIStreamTranslator } from './openai-stream.js';
+import type { Usage } from '../../generated/types/usage.js';
+import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from '../../engine/json-top-level.js';
+import type { Dialect, OutgoingCall } from '../dialect.js';
+import { sseStreamReader } from '../sse-stream-reader.js';
+import { createOpenAIStreamTranslator } from './stream.js';
 
 /**
  * The caller's `stream_options` with `include_usage` set and nothing else touched: numbers, key order,
@@ -14,21 +15,10 @@ function askForUsage(current: string | undefined): string {
   return current !== undefined && scan ? editTopLevel(current, scan, new Map([['include_usage', 'true']])) : '{"include_usage":true}';
 }
 
-/**
- * OpenAI-compatible providers: the body goes through byte for byte except `model`, which is
- * rewritten in place (so numbers, key order and unknown fields reach the provider exactly as sent).
- */
+/** OpenAI-compatible providers: chat completions on both sides, so the body and every chunk go through nearly as sent. */
 export const openaiDialect: Dialect = {
-  chatPath: 'chat/completions',
-
-  buildRequestBody({ text, upstreamModel, requestStreamUsage }) {
-    const scan = scanTopLevel(text);
-    // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
-    if (!scan) throw new Error('request body is not a JSON object');
-    const edits = new Map<string, TopLevelEdit>([['model', JSON.stringify(upstreamModel)]]);
-    // Edited in the text, never re-serialised: only include_usage may change.
-    if (requestStreamUsage) edits.set('stream_options', askForUsage);
-    return editTopLevel(text, scan, edits);
+  buildRequest(call) {
+    return { path: 'chat/completions', body: openaiRequestBody(call) };
   },
 
   readResponse(text, routingModel) {
@@ -63,8 +53,24 @@ export const openaiDialect: Dialect = {
     return { message: isObject(parsed) ? stringOrNull(parsed['message']) : null, code: null };
   },
 
-  createStreamTranslator: createOpenAIStreamTranslator,
+  createStreamReader(context) {
+    return sseStreamReader(createOpenAIStreamTranslator(context), context.maxEventChars);
+  },
 };
+
+/**
+ * The caller's body byte for byte except `model`, which is rewritten in place (so numbers, key order
+ * and unknown fields reach the provider exactly as sent).
+ */
+export function openaiRequestBody({ text, upstreamModel, requestStreamUsage }: OutgoingCall): string {
+  const scan = scanTopLevel(text);
+  // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
+  if (!scan) throw new Error('request body is not a JSON object');
+  const edits = new Map<string, TopLevelEdit>([['model', JSON.stringify(upstreamModel)]]);
+  // Edited in the text, never re-serialised: only include_usage may change.
+  if (requestStreamUsage) edits.set('stream_options', askForUsage);
+  return editTopLevel(text, scan, edits);
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

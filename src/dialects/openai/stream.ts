@@ -1,9 +1,9 @@
-import type { ErrorBody } from '../generated/types/error-envelope.js';
-import type { Usage } from '../generated/types/usage.js';
-import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../engine/json-top-level.js';
-import { SSE_DONE, sseData, sseError } from '../engine/sse-format.js';
-import type { StreamContext, StreamStep, StreamTranslator } from './dialect.js';
-import { providerStreamErrorBody, type StreamErrorFields } from './stream-error.js';
+import type { ErrorBody } from '../../generated/types/error-envelope.js';
+import type { Usage } from '../../generated/types/usage.js';
+import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
+import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
+import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
+import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 

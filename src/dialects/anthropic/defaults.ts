@@ -1,0 +1,7 @@
+import type { DialectDefaults } from '../dialect-defaults.js';
+
+/**
+ * Anthropic's Messages API takes the key as `x-api-key` and requires the API version on every request;
+ * 2023-06-01 is the current one (routes.yaml `headers` may pin another).
+ */
+export const anthropicDefaults: DialectDefaults = { auth: { header: 'x-api-key' }, headers: { 'anthropic-version': '2023-06-01' } };

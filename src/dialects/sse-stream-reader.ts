@@ -1,0 +1,52 @@
+import { SseParser, type SseMessage } from '../engine/sse-parser.js';
+import type { StreamReader, StreamTranslator } from './dialect.js';
+
+const NONE: readonly SseMessage[] = [];
+
+/**
+ * The framing both dialects' streams use today (text/event-stream). Messages are translated one at a time,
+ * as the engine pulls them. Until a step has carried something for the caller, a read is cut after its
+ * first event, so that event is parsed and translated alone and can be sent before the rest is parsed.
+ */
+export function sseStreamReader(translator: StreamTranslator, maxEventChars: number): StreamReader {
+  const parser = new SseParser(maxEventChars);
+  let sentFrames = false;
+  let messages = NONE;
+  let at = 0;
+  /** The second part of a read cut after its first event, parsed once the first is taken. */
+  let rest: Buffer | undefined;
+  return {
+    push(chunk) {
+      if (sentFrames) {
+        messages = parser.push(chunk);
+      } else {
+        const [first, second] = splitAfterFirstEvent(chunk);
+        messages = parser.push(first);
+        rest = second;
+      }
+      at = 0;
+    },
+    next() {
+      while (at === messages.length) {
+        if (rest === undefined) return undefined;
+        messages = parser.push(rest);
+        rest = undefined;
+        at = 0;
+      }
+      const step = translator.translate(messages[at++]!);
+      if (step.frames !== '') sentFrames = true;
+      return step;
+    },
+    end() {
+      parser.end();
+    },
+  };
+}
+
+/** The read cut after its first blank line (the end of its first event); the second part is undefined when there is nothing after it. */
+function splitAfterFirstEvent(chunk: Buffer): [Buffer, Buffer | undefined] {
+  const lf = chunk.indexOf('\n\n');
+  const crlf = lf >= 0 ? -1 : chunk.indexOf('\r\n\r\n');
+  const end = lf >= 0 ? lf + 2 : crlf >= 0 ? crlf + 4 : chunk.length;
+  return end < chunk.length ? [chunk.subarray(0, end), chunk.subarray(end)] : [chunk, undefined];
+}
