@@ -14,7 +14,7 @@ export const MAX_LOGGED_ERROR_CHARS = 300;
 
 /**
  * Per-process key of the model fingerprint. A plain hash of a short string can be reversed by trying
- * guesses ("openai/patient John Doe"); with a key nobody outside this process knows, it cannot. The price:
+ * guesses (a provider prefix, then a patient's name); with a key nobody outside this process knows, it cannot. The price:
  * fingerprints compare only within one process (one worker), which is where grouping repeats matters.
  */
 const FINGERPRINT_KEY = randomBytes(32);

@@ -12,9 +12,15 @@ export function resolveRoute(roster: ReadonlyMap<string, ModelTable>, routingStr
   if (!routingString.includes('/')) {
     throw gatewayError(
       'missing_provider_prefix',
-      `The model ${printable} has no provider prefix; use a routing string of the form <provider>/<model>, e.g. "openai/gpt-4.1-mini".`,
+      `The model ${printable} has no provider prefix; use a routing string of the form <provider>/<model>${example(roster)}.`,
       { param: 'model' },
     );
   }
   throw gatewayError('unknown_model', `The model ${printable} is not on this gateway's roster.`, { param: 'model' });
+}
+
+/** An example from the roster itself: the engine names no provider of its own. */
+function example(roster: ReadonlyMap<string, ModelTable>): string {
+  const first = roster.keys().next();
+  return first.done ? '' : `, e.g. ${JSON.stringify(first.value)}`;
 }
