@@ -1,21 +1,14 @@
-import OpenAI, { APIError } from 'openai';
+import { APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import t, { type Test } from 'tap';
-import { startGateway } from './helpers/gateway.js';
-import { ANTHROPIC_ROUTES, anthropicSse, startMockAnthropic, streamOf, type AnthropicAnswer } from './helpers/mock-anthropic.js';
+import t from 'tap';
+import { setUpAnthropicClient } from './helpers/anthropic-client.js';
+import { anthropicSse, streamOf } from './helpers/mock-anthropic.js';
 import { readDataEvents } from './helpers/sse-upstream.js';
 
 // Streams through the official openai client from a mock Anthropic provider that sends `event:` lines, cut
 // into small byte pieces (so events, lines and UTF-8 characters split between reads) (issue 11).
 
-async function setUp(t: Test, answer: (body: Record<string, unknown>, call: number) => AnthropicAnswer) {
-  const upstream = await startMockAnthropic(answer);
-  const gateway = await startGateway({ routes: ANTHROPIC_ROUTES, upstreamOrigin: upstream.origin });
-  t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
-  const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller-not-forwarded', maxRetries: 0 });
-  const wireChecked = () => t.strictSame(upstream.violations, [], 'path, x-api-key, anthropic-version, JSON body');
-  return { upstream, gateway, client, wireChecked };
-}
+const setUp = setUpAnthropicClient;
 
 const ask = { model: 'claude/plain', messages: [{ role: 'user' as const, content: 'hi' }], stream: true as const };
 

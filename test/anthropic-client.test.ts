@@ -1,20 +1,12 @@
-import OpenAI, { APIError, BadRequestError } from 'openai';
-import t, { type Test } from 'tap';
-import { startGateway } from './helpers/gateway.js';
-import { ANTHROPIC_ROUTES, message, startMockAnthropic, type AnthropicAnswer } from './helpers/mock-anthropic.js';
+import { APIError, BadRequestError } from 'openai';
+import t from 'tap';
+import { setUpAnthropicClient } from './helpers/anthropic-client.js';
+import { message } from './helpers/mock-anthropic.js';
 
 // The official openai client against anthropic-dialect routes, a real node:http provider speaking the
 // Messages API behind them (issue 11). Every request the provider sees is checked against Anthropic's contract.
 
-async function setUp(t: Test, answer: (body: Record<string, unknown>, call: number) => AnthropicAnswer) {
-  const upstream = await startMockAnthropic(answer);
-  const gateway = await startGateway({ routes: ANTHROPIC_ROUTES, upstreamOrigin: upstream.origin });
-  t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
-  const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller-not-forwarded', maxRetries: 0 });
-  // Called at the end of each test: every request the provider saw met the Messages API contract.
-  const wireChecked = () => t.strictSame(upstream.violations, [], 'path, x-api-key, anthropic-version, JSON body');
-  return { upstream, client, wireChecked };
-}
+const setUp = setUpAnthropicClient;
 
 const user = (content: string) => ({ role: 'user' as const, content });
 

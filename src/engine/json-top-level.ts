@@ -194,7 +194,7 @@ function stringEnd(text: string, start: number): number {
 }
 
 /** Index just past the value starting at `start`, or -1. */
-export function valueEnd(text: string, start: number): number {
+function valueEnd(text: string, start: number): number {
   const first = text.charCodeAt(start);
   if (first === QUOTE) return stringEnd(text, start);
   if (first === 0x7b || first === 0x5b /* { [ */) {

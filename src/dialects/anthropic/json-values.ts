@@ -1,4 +1,4 @@
-import { scanTopLevel, skipSpace, valueEnd, type Span } from '../../engine/json-top-level.js';
+import { scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../engine/json-top-level.js';
 
 /** A provider's JSON, never trusted: undefined when it does not parse. */
 export function parseJson(text: string): unknown {
@@ -31,19 +31,5 @@ export function rawValueOf(text: string, key: string): string | undefined {
 
 /** The span of each element of the JSON array `text`, in order; undefined when it is not an array. */
 export function arrayElementSpans(text: string): Span[] | undefined {
-  let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== 0x5b /* [ */) return undefined;
-  const spans: Span[] = [];
-  i = skipSpace(text, i + 1);
-  if (text.charCodeAt(i) === 0x5d /* ] */) return spans;
-  for (;;) {
-    const end = valueEnd(text, i);
-    if (end < 0) return undefined;
-    spans.push({ start: i, end });
-    i = skipSpace(text, end);
-    const separator = text.charCodeAt(i);
-    if (separator === 0x5d /* ] */) return spans;
-    if (separator !== 0x2c /* , */) return undefined;
-    i = skipSpace(text, i + 1);
-  }
+  return scanArrayAt(text, skipSpace(text, 0));
 }
