@@ -83,8 +83,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.post(
     '/v1/chat/completions',
     chatCompletionsHandler({
-      roster,
-      providers: providers.byId,
+      plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
       errors: tables.errors,
       body: bodyLimits(options),
       maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
