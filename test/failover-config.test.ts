@@ -52,3 +52,22 @@ t.test('endpoint names: an unnamed endpoint is its index, and an index name cann
   const result = compileRoutes(text);
   t.match(result.ok ? [] : result.problems.map((problem) => problem.message), [/endpoints\[1\]: endpoint name "1" is used twice/]);
 });
+
+t.test('breaker: each key from the provider, else defaults.breaker, else the built-in default', async (t) => {
+  const text = failoverRoutes(3, '{ cooldown_ms: 1000 }').replace('    timeout_ms: 400\n', '    timeout_ms: 400\n    breaker: { consecutive_failures: 2 }\n');
+  const compiled = compileRoutes(text);
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
+  t.strictSame(compiled.tables.providers['solo']?.breaker, { consecutiveFailures: 2, cooldownMs: 1000, maxCooldownMs: 300_000 });
+  t.strictSame(compiled.tables.providers['pool']?.breaker, { consecutiveFailures: 5, cooldownMs: 1000, maxCooldownMs: 300_000 });
+});
+
+t.test('breaker: max_cooldown_ms below cooldown_ms, a zero count and unknown keys are build errors', async (t) => {
+  const text = failoverRoutes(3, '{ cooldown_ms: 5000, max_cooldown_ms: 1000 }').replace('    timeout_ms: 400\n', '    timeout_ms: 400\n    breaker: { consecutive_failures: 0, cooldown_ms: 100000, jitter: 1 }\n');
+  const result = compileRoutes(text);
+  t.strictSame(result.ok ? [] : result.problems.map((problem) => formatProblem('routes.yaml', problem)), [
+    'routes.yaml:15:5: providers.solo.breaker: max_cooldown_ms (1000) is less than cooldown_ms (100000), counting what it inherits',
+    'routes.yaml:15:38: providers.solo.breaker.consecutive_failures: must be >= 1',
+    'routes.yaml:15:62: providers.solo.breaker: unknown key "jitter"',
+    'routes.yaml:22:30: defaults.breaker: max_cooldown_ms (1000) is less than cooldown_ms (5000)',
+  ]);
+});

@@ -1,4 +1,5 @@
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
+import { DEFAULT_BREAKER } from './resolve-routes.js';
 
 type Report = (path: (string | number)[], at: 'key' | 'value', message: string) => void;
 
@@ -48,4 +49,19 @@ export function checkFallbacks(models: Record<string, unknown>, report: Report):
       seen.add(target);
     });
   }
+}
+
+/** max_cooldown_ms at least cooldown_ms, once inherited values are applied; reported where the breaker is written. */
+export function checkBreaker(path: (string | number)[], own: unknown, inherited: unknown, report: Report): void {
+  if (own === null || typeof own !== 'object') return;
+  const pick = (key: string, fallback: number) => {
+    for (const source of [own, inherited]) {
+      const value = source !== null && typeof source === 'object' ? (source as Record<string, unknown>)[key] : undefined;
+      if (typeof value === 'number') return value;
+    }
+    return fallback;
+  };
+  const cooldown = pick('cooldown_ms', DEFAULT_BREAKER.cooldownMs);
+  const max = pick('max_cooldown_ms', DEFAULT_BREAKER.maxCooldownMs);
+  if (max < cooldown) report(path, 'key', `max_cooldown_ms (${max}) is less than cooldown_ms (${cooldown})${path[0] === 'providers' ? ', counting what it inherits' : ''}`);
 }

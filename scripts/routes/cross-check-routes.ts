@@ -1,6 +1,6 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
-import { checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
+import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
@@ -28,6 +28,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
     checkEndpoints(id, provider, report);
+    checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
     if (provider['auth'] !== undefined && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
     if (authHeader && RESERVED_HEADERS.has(authHeader.toLowerCase())) report(['providers', id, 'auth', 'header'], 'value', 'is set by the gateway and cannot carry the key');
@@ -56,6 +57,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     }
   }
   checkFallbacks(routes.models, report);
+  checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
   const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;
   for (const { key, after, before } of misplacedKeys(modelKeys)) {

@@ -1,5 +1,5 @@
-import type { EndpointEntry, ErrorRule, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
-import type { EndpointTable, ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { BreakerEntry, EndpointEntry, ErrorRule, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
+import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 
 /** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
@@ -8,6 +8,8 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Used when neither the provider nor `defaults:` sets stream_idle_timeout_ms: reasoning models can think silently for minutes. */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000;
+/** Used for each breaker key neither the provider nor `defaults.breaker` sets. */
+export const DEFAULT_BREAKER: BreakerTable = { consecutiveFailures: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 };
 /** Used when `defaults:` sets no max_attempts: a second endpoint and one fallback, no more (the caller's SDK retries too). */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -30,6 +32,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
       streamUsage: entry.stream_usage ?? defaults.stream_usage ?? true,
       errors: resolveErrorRules(entry.errors ?? {}),
+      breaker: resolveBreaker(entry.breaker, defaults.breaker),
     };
   }
   const models: RouteTables['models'] = {};
@@ -45,6 +48,15 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
   }
   const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
   return { sourceSha256, maxAttempts, providers, models, errors: resolveErrorRules(routes.errors) };
+}
+
+/** Each key: the provider's, else defaults.breaker's, else the built-in default. */
+export function resolveBreaker(own: BreakerEntry | undefined, inherited: BreakerEntry | undefined): BreakerTable {
+  return {
+    consecutiveFailures: own?.consecutive_failures ?? inherited?.consecutive_failures ?? DEFAULT_BREAKER.consecutiveFailures,
+    cooldownMs: own?.cooldown_ms ?? inherited?.cooldown_ms ?? DEFAULT_BREAKER.cooldownMs,
+    maxCooldownMs: own?.max_cooldown_ms ?? inherited?.max_cooldown_ms ?? DEFAULT_BREAKER.maxCooldownMs,
+  };
 }
 
 /** base_url alone is one endpoint, named "0" like the first of a list. */

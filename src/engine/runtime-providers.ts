@@ -5,6 +5,7 @@ import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
 import { baseUrlProblem } from './base-url-rules.js';
+import { EndpointBreaker } from './circuit-breaker.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
@@ -18,6 +19,8 @@ export interface RuntimeEndpoint {
   readonly missingKeyEnv: string | null;
   /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
   readonly clients: { readonly streamed: Got; readonly whole: Got };
+  /** This process's view of the endpoint's health (README: Circuit breaker). */
+  readonly breaker: EndpointBreaker;
 }
 
 /** A provider as this process will call it: env applied, clients built once at start-up. */
@@ -46,6 +49,9 @@ export interface RuntimeProviders {
 
 type Agents = { http: HttpAgent; https: HttpsAgent };
 
+/** The breakers' clock: monotonic, so a change of the wall clock neither ejects nor releases anything. */
+const now = () => performance.now();
+
 /** Builds every provider's endpoints with their clients once, so a request only adds its body and its request id. */
 export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
@@ -66,7 +72,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
       }
       if (key) providerKeys.push(key);
       const baseUrl = baseUrlFor(endpoint, label, env);
-      return { name: endpoint.name, index, weight: endpoint.weight, baseUrl, missingKeyEnv, clients: clientsFor(table, baseUrl, key, userAgent, agent) };
+      return { name: endpoint.name, index, weight: endpoint.weight, baseUrl, missingKeyEnv, clients: clientsFor(table, baseUrl, key, userAgent, agent), breaker: new EndpointBreaker(table.breaker, now) };
     });
     keys.push(...providerKeys);
     const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);

@@ -12,7 +12,7 @@ export const KEYS = { a: 'sk-endpoint-a-key-0001', b: 'sk-endpoint-b-key-0002', 
  * pool: two endpoints (a weight 1, b weight 3); solo: one endpoint; backup: another provider; claude: the anthropic dialect.
  * solo/main and pool/main fall back to backup/other (another upstream model), solo/to-claude to claude/sonnet.
  */
-export function failoverRoutes(maxAttempts = 3): string {
+export function failoverRoutes(maxAttempts = 3, breaker = '{ consecutive_failures: 5 }'): string {
   return `version: 1
 providers:
   backup: { base_url: http://127.0.0.1:9/v1, base_url_env: BACKUP_URL, api_key_env: BACKUP_KEY }
@@ -33,7 +33,7 @@ models:
   pool/main: { upstream_model: main-upstream, fallback: [backup/other] }
   solo/main: { upstream_model: main-upstream, fallback: [backup/other] }
   solo/to-claude: { upstream_model: main-upstream, fallback: [claude/sonnet] }
-defaults: { max_attempts: ${maxAttempts} }
+defaults: { max_attempts: ${maxAttempts}, breaker: ${breaker} }
 errors:
   "4xx": { status: 400, type: invalid_request_error, code: invalid_request, gateway_code: provider_rejected_request }
   default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
@@ -66,14 +66,14 @@ export interface Rig {
 }
 
 /** Every provider of failoverRoutes on its own real mock; `soloUrl` replaces solo's (a dead port, a silent server). */
-export async function startRig(t: Test, options: { maxAttempts?: number; soloUrl?: string } = {}): Promise<Rig> {
+export async function startRig(t: Test, options: { maxAttempts?: number; soloUrl?: string; breaker?: string } = {}): Promise<Rig> {
   const [a, b, solo, backup] = await Promise.all([switchable(t), switchable(t), switchable(t), switchable(t)]);
   const claude = await startMockAnthropic(() => ({
     json: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-x', content: [{ type: 'text', text: 'from claude' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } },
   }));
   t.teardown(() => claude.close());
   const gateway = await startGateway({
-    routes: failoverRoutes(options.maxAttempts),
+    routes: failoverRoutes(options.maxAttempts, options.breaker),
     env: {
       A_URL: `${a.origin}/v1`, A_KEY: KEYS.a, B_URL: `${b.origin}/v1`, B_KEY: KEYS.b,
       SOLO_URL: options.soloUrl ?? `${solo.origin}/v1`, BACKUP_URL: `${backup.origin}/v1`, BACKUP_KEY: KEYS.backup,
