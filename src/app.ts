@@ -63,6 +63,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   const lifecycle = new Lifecycle();
   const metrics = createMetrics({
     inFlight: () => lifecycle.inFlight,
+    providers: [...providers.byId.values()],
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
   });

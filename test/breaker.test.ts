@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { sendJson } from './helpers/mock-upstream.js';
+import { parseExposition, valueOf } from './helpers/prometheus.js';
 import { ask, failing, healthy, startRig, type Behaviour } from './helpers/failover-setup.js';
 
 // The circuit breaker through the gateway: solo/main (one endpoint) falls back to backup/other.
@@ -94,4 +95,21 @@ t.test('every attempt feeds the breaker, a fallback\'s included; a 400 does not 
   const before = rig.backup.requests.length;
   t.strictSame(await send(rig, 1), ['solo/main#0'], 'both ejected: solo is back first');
   t.equal(rig.backup.requests.length, before);
+});
+
+t.test('/metrics: attempts by provider, endpoint and outcome; each endpoint\'s breaker state', async (t) => {
+  const rig = await startRig(t, { breaker: BREAKER });
+  rig.solo.behave = failing(503);
+  await send(rig, 1);
+  await send(rig, 1);
+  await send(rig, 1);
+  const samples = parseExposition(await (await fetch(`${rig.gateway.origin}/metrics`)).text());
+  t.equal(valueOf(samples, 'gateway_upstream_attempts_total', { provider: 'solo', endpoint: '0', outcome: '503' }), 2);
+  t.equal(valueOf(samples, 'gateway_upstream_attempts_total', { provider: 'backup', endpoint: '0', outcome: 'ok' }), 3);
+  const state = (provider: string, endpoint: string, each: string) => valueOf(samples, 'gateway_endpoint_breaker_state', { provider, endpoint, state: each });
+  t.strictSame([state('solo', '0', 'closed'), state('solo', '0', 'open'), state('solo', '0', 'half_open')], [0, 1, 0]);
+  t.strictSame([state('pool', 'a', 'closed'), state('pool', 'b', 'closed'), state('backup', '0', 'closed')], [1, 1, 1]);
+  await sleep(350);
+  const later = parseExposition(await (await fetch(`${rig.gateway.origin}/metrics`)).text());
+  t.equal(valueOf(later, 'gateway_endpoint_breaker_state', { provider: 'solo', endpoint: '0', state: 'half_open' }), 1);
 });

@@ -16,6 +16,7 @@ export interface FailoverPlan {
 /** One attempt as the log line lists it. */
 export interface AttemptRecord {
   readonly route: string;
+  readonly provider: string;
   readonly endpoint: string;
   /** ok, the provider's HTTP status, or the gateway code of the failure. */
   readonly outcome: string;
@@ -87,10 +88,10 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   try {
     await attempt(request, route, provider, endpoint);
     endpoint.breaker.succeeded(admission);
-    logAttempt(record, name, endpoint.name, 'ok', startedAt);
+    logAttempt(record, name, provider, endpoint, 'ok', startedAt);
     return undefined;
   } catch (error) {
-    logAttempt(record, name, endpoint.name, outcomeOf(error), startedAt);
+    logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
     const worth = worthFailover(error) && !request.stoppedWith();
     if (worth) endpoint.breaker.failed(admission, rateLimitedFor(error));
     else endpoint.breaker.released(admission);
@@ -127,8 +128,9 @@ function outcomeOf(error: unknown): string {
   return error.body.gateway_code ?? 'error';
 }
 
-function logAttempt(record: RequestRecord, route: string, endpoint: string, outcome: string, startedAt: number): void {
-  (record.attempts ??= []).push({ route: boundedText(route, MAX_LOGGED_ROUTE_CHARS), endpoint, outcome, ms: round(performance.now() - startedAt) });
+function logAttempt(record: RequestRecord, route: string, provider: RuntimeProvider, endpoint: RuntimeEndpoint, outcome: string, startedAt: number): void {
+  const entry = { route: boundedText(route, MAX_LOGGED_ROUTE_CHARS), provider: provider.id, endpoint: endpoint.name, outcome, ms: round(performance.now() - startedAt) };
+  (record.attempts ??= []).push(entry);
 }
 
 /** `<routing string>#<endpoint name>`; a routing string with characters a header cannot carry goes percent-encoded. */
