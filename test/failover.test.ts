@@ -1,5 +1,6 @@
 import t from 'tap';
-import { envelopeOf } from './helpers/gateway.js';
+import { MAX_LOG_LINE_BYTES } from '../src/engine/log-fields.js';
+import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { ask, failing, modelsSent, refusedOrigin, silentOrigin, startRig, type Behaviour } from './helpers/failover-setup.js';
 import { chunk, readDataEvents, sseBody, startEventStream } from './helpers/sse-upstream.js';
 
@@ -106,4 +107,19 @@ t.test('no failover once the first event was sent: the caller gets the in-band e
   t.match(JSON.parse(events.at(-1)!), { error: { provider: 'solo' } });
   t.equal(rig.backup.requests.length, 0, 'never a spliced answer');
   t.equal(rig.gateway.requestLogs()[0]?.['attempts'] instanceof Array && (rig.gateway.requestLogs()[0]!['attempts'] as unknown[]).length, 1);
+});
+
+t.test('a log line with max_attempts attempts of the longest names stays within MAX_LOG_LINE_BYTES', async (t) => {
+  const id = `p${'x'.repeat(63)}`;
+  const model = `${id}/${'"'.repeat(256 - id.length - 1)}`;
+  const url = `${await refusedOrigin()}/v1`;
+  const endpoints = Array.from({ length: 5 }, (_, i) => `      - { name: ${String(i).padEnd(32, 'n')}, base_url: "${url}" }`).join('\n');
+  const routes = `version: 1\nproviders:\n  ${id}:\n    endpoints:\n${endpoints}\nmodels:\n  ${JSON.stringify(model)}:\ndefaults: { max_attempts: 5 }\nerrors:\n  default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }\n`;
+  const gateway = await startGateway({ routes });
+  t.teardown(() => gateway.close());
+  const response = await gateway.post(ask(model), { 'x-request-id': 'r'.repeat(128) });
+  t.equal(response.status, 502);
+  await response.arrayBuffer();
+  t.equal((gateway.requestLogs()[0]?.['attempts'] as unknown[]).length, 5);
+  for (const line of gateway.logLines) t.ok(Buffer.byteLength(line) <= MAX_LOG_LINE_BYTES, `${Buffer.byteLength(line)} bytes`);
 });
