@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { sendJson } from './helpers/mock-upstream.js';
 import { parseExposition, valueOf } from './helpers/prometheus.js';
+import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 import { ask, failing, healthy, startRig, type Behaviour } from './helpers/failover-setup.js';
 
 // The circuit breaker through the gateway: solo/main (one endpoint) falls back to backup/other.
@@ -112,4 +113,20 @@ t.test('/metrics: attempts by provider, endpoint and outcome; each endpoint\'s b
   await sleep(350);
   const later = parseExposition(await (await fetch(`${rig.gateway.origin}/metrics`)).text());
   t.equal(valueOf(later, 'gateway_endpoint_breaker_state', { provider: 'solo', endpoint: '0', state: 'half_open' }), 1);
+});
+
+t.test('streams the provider cuts after their first event count as failures, though they cannot fail over', async (t) => {
+  const rig = await startRig(t, { breaker: BREAKER });
+  rig.solo.behave = (_request, res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('main-upstream', { role: 'assistant', content: 'half' })], { done: false }));
+    setTimeout(() => res.socket?.destroy(), 20);
+  };
+  for (let i = 0; i < 2; i++) {
+    const response = await rig.gateway.post(ask('solo/main', { stream: true }));
+    t.equal(response.status, 200);
+    await response.text();
+  }
+  t.strictSame(await send(rig, 2), ['backup/other#0', 'backup/other#0'], 'ejected after two cut streams');
+  t.equal(rig.solo.requests.length, 2);
 });

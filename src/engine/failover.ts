@@ -23,6 +23,8 @@ export interface AttemptRecord {
   readonly ms: number;
 }
 
+/** How a provider can break a stream after its 200: counted as the endpoint's failure, though the caller got the in-band error. */
+const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_interrupted']);
 /** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
 const MAX_LOGGED_ROUTE_CHARS = 64;
 /** Transport failures another endpoint may not have (README: Failover). */
@@ -87,8 +89,11 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   const startedAt = performance.now();
   try {
     await attempt(request, route, provider, endpoint);
-    endpoint.breaker.succeeded(admission);
-    logAttempt(record, name, provider, endpoint, 'ok', startedAt);
+    // A stream the provider broke after its first event was relayed: too late to fail over, but the breaker sees it.
+    const broken = record.stream && record.gatewayCode !== null && STREAM_BREAKS.has(record.gatewayCode);
+    if (broken) endpoint.breaker.failed(admission);
+    else endpoint.breaker.succeeded(admission);
+    logAttempt(record, name, provider, endpoint, broken ? record.gatewayCode! : 'ok', startedAt);
     return undefined;
   } catch (error) {
     logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
