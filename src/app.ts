@@ -63,6 +63,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   const lifecycle = new Lifecycle();
   const metrics = createMetrics({
     inFlight: () => lifecycle.inFlight,
+    providers: [...providers.byId.values()],
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
   });
@@ -83,8 +84,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.post(
     '/v1/chat/completions',
     chatCompletionsHandler({
-      roster,
-      providers: providers.byId,
+      plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
       errors: tables.errors,
       body: bodyLimits(options),
       maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,

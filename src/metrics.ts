@@ -1,7 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BreakerState } from './engine/circuit-breaker.js';
 import type { RequestRecord } from './engine/request-log.js';
+import type { RuntimeProvider } from './engine/runtime-providers.js';
 import { readTokenCounts } from './engine/token-counts.js';
 
 /**
@@ -20,11 +22,15 @@ export interface GatewayMetrics {
 export interface MetricsOptions {
   /** Requests being answered right now, read at scrape time. */
   readonly inFlight: () => number;
+  /** Every provider, whose endpoints' breakers are read at scrape time. */
+  readonly providers?: readonly RuntimeProvider[];
   /** Node's process metrics (CPU, memory, event loop, GC): they observe the whole process, so only one gateway per process should. */
   readonly processMetrics: boolean;
   /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
   readonly clusterWorker: boolean;
 }
+
+const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half_open'];
 
 /** Seconds, from a quick answer to a long reasoning completion. */
 const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
@@ -99,6 +105,26 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
+  const attempts = new Counter({
+    name: 'gateway_upstream_attempts_total',
+    help: 'Upstream attempts (failover included), by provider, endpoint and outcome (ok, the provider HTTP status, or the gateway code of a transport failure).',
+    labelNames: ['provider', 'endpoint', 'outcome'] as const,
+    registers,
+  });
+  const endpoints = (options.providers ?? []).flatMap((provider) => provider.endpoints.map((endpoint) => ({ provider: provider.id, endpoint })));
+  new Gauge({
+    name: 'gateway_endpoint_breaker_state',
+    help: "1 for each endpoint's current breaker state (closed, open, half_open), 0 for the others; summed over workers in a cluster, the number of workers that see it so.",
+    labelNames: ['provider', 'endpoint', 'state'] as const,
+    registers,
+    collect() {
+      for (const { provider, endpoint } of endpoints) {
+        const state = endpoint.breaker.state;
+        for (const each of BREAKER_STATES) this.labels(provider, endpoint.name, each).set(each === state ? 1 : 0);
+      }
+    },
+  });
+
   function countTokens(model: string, kind: string, count: number | null): void {
     // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).
     if (count !== null && count > 0) tokens.labels(model, kind).inc(count);
@@ -113,6 +139,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
     if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
+    if (record.attempts) for (const attempt of record.attempts) attempts.labels(attempt.provider, attempt.endpoint, attempt.outcome).inc();
     const { counts } = readTokenCounts(record.usage);
     countTokens(model, 'prompt', counts.prompt);
     countTokens(model, 'completion', counts.completion);

@@ -28,12 +28,13 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [] });
   t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
     provider: 'openrouter',
     upstreamModel: 'anthropic/claude-sonnet-4.5',
     maxOutputTokens: null,
     reasoning: 'none',
+    fallback: [],
   });
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
@@ -47,9 +48,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none' },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none' },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none' },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [] },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [] },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [] },
     });
   });
 
@@ -58,18 +59,14 @@ t.test('a valid file resolves into engine tables', async (t) => {
     t.match(tables.providers['openai'], {
       id: 'openai',
       dialect: 'openai',
-      baseUrl: 'https://api.openai.com/v1',
-      baseUrlEnv: 'OPENAI_BASE_URL',
-      apiKeyEnv: 'OPENAI_API_KEY',
+      endpoints: [{ name: '0', baseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'OPENAI_BASE_URL', apiKeyEnv: 'OPENAI_API_KEY', weight: 1 }],
       auth: { header: 'authorization', scheme: 'bearer' },
       headers: {},
       timeoutMs: 120000,
       errors: {},
     });
     t.match(tables.providers['openrouter'], {
-      baseUrl: 'https://openrouter.ai/api/v1',
-      baseUrlEnv: null,
-      apiKeyEnv: 'OPENROUTER_API_KEY',
+      endpoints: [{ name: '0', baseUrl: 'https://openrouter.ai/api/v1', baseUrlEnv: null, apiKeyEnv: 'OPENROUTER_API_KEY', weight: 1 }],
       headers: { 'X-Title': 'test-gateway' },
     });
   });
@@ -211,7 +208,7 @@ t.test('missing required top-level keys are all named', async (t) => {
 
 t.test('missing required nested keys: errors.default, a base_url, a rule field', async (t) => {
   t.strictSame(problemsOf('missing-nested.yaml'), [
-    'routes.yaml:3:3: providers.openai: missing required key "base_url"',
+    'routes.yaml:3:3: providers.openai: needs base_url (one endpoint) or endpoints (several)',
     'routes.yaml:7:1: errors: missing required key "default"',
     'routes.yaml:8:3: errors."429": missing required key "gateway_code"',
   ]);
@@ -338,11 +335,11 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
   t.match(tables.providers['azure'], { dialect: 'openai' });
   t.equal(tables.providers['local']?.auth, null, 'no key, no auth');
   t.strictSame(tables.models, {
-    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none' },
-    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget' },
-    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive' },
-    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none' },
-    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none' },
+    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [] },
+    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [] },
+    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [] },
+    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [] },
+    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [] },
   });
 });
 
@@ -373,7 +370,7 @@ t.test('the shipped routes.yaml reaches Claude natively (issue 11)', async (t) =
   const tables = tablesOf(t, readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8'));
   t.match(tables.providers['anthropic'], {
     dialect: 'anthropic',
-    baseUrl: 'https://api.anthropic.com/v1',
+    endpoints: [{ baseUrl: 'https://api.anthropic.com/v1' }],
     auth: { header: 'x-api-key', scheme: 'raw' },
     headers: { 'anthropic-version': '2023-06-01' },
   });

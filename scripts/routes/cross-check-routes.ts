@@ -1,5 +1,6 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
+import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
@@ -26,14 +27,16 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     const baseUrl = provider['base_url'];
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
+    checkEndpoints(id, provider, report);
+    checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
-    if (provider['auth'] !== undefined && !provider['api_key_env']) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
+    if (provider['auth'] !== undefined && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
     if (authHeader && RESERVED_HEADERS.has(authHeader.toLowerCase())) report(['providers', id, 'auth', 'header'], 'value', 'is set by the gateway and cannot carry the key');
     const seen = new Set<string>();
     for (const name of Object.keys(mapAt(provider, 'headers'))) {
       const lower = name.toLowerCase();
       if (RESERVED_HEADERS.has(lower)) report(['providers', id, 'headers', name], 'key', 'is set by the gateway and cannot be overridden');
-      else if (provider['api_key_env'] && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
+      else if (hasKey(provider) && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
       else if (seen.has(lower)) report(['providers', id, 'headers', name], 'key', 'is given twice (header names ignore case)');
       seen.add(lower);
     }
@@ -53,6 +56,8 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
       report(['models', model], 'key', 'needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)');
     }
   }
+  checkFallbacks(routes.models, report);
+  checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
   const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;
   for (const { key, after, before } of misplacedKeys(modelKeys)) {

@@ -1,4 +1,4 @@
-import { LineCounter, isMap, isPair, isScalar, parseDocument, type Document, type Node } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node } from 'yaml';
 import type { Problem } from './problem.js';
 
 /** A parsed routes file that can say where any path in it was written. */
@@ -37,6 +37,13 @@ function findNode(doc: Document, path: readonly (string | number)[], at: 'key' |
   let node: unknown = doc.contents;
   let found = node as Node | undefined;
   for (const [i, segment] of path.entries()) {
+    if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment];
+      if (!item) return found;
+      found = item as Node;
+      node = item;
+      continue;
+    }
     if (!isMap(node)) return found;
     const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment));
     if (!pair) return found;

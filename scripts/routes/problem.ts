@@ -9,10 +9,11 @@ export function formatProblem(fileName: string, problem: Problem): string {
   return `${fileName}:${problem.line}:${problem.col}: ${problem.message}`;
 }
 
-/** `models."openai/gpt-4o".upstream_model`: dotted, quoting keys that are not plain identifiers. */
+/** `models."openai/gpt-4o".upstream_model`: dotted, quoting keys that are not plain identifiers; list items as `[i]`. */
 export function formatPath(path: readonly (string | number)[]): string {
   return path
     .map((segment, i) => {
+      if (typeof segment === 'number') return `[${segment}]`;
       const text = String(segment);
       const plain = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(text) ? text : JSON.stringify(text);
       return i === 0 ? plain : `.${plain}`;

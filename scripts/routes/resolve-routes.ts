@@ -1,5 +1,5 @@
-import type { ErrorRule, RoutesFile } from '../../src/generated/types/routes.js';
-import type { ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { BreakerEntry, EndpointEntry, ErrorRule, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
+import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 
 /** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
@@ -8,6 +8,10 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 /** Used when neither the provider nor `defaults:` sets stream_idle_timeout_ms: reasoning models can think silently for minutes. */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000;
+/** Used for each breaker key neither the provider nor `defaults.breaker` sets. */
+export const DEFAULT_BREAKER: BreakerTable = { consecutiveFailures: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 };
+/** Used when `defaults:` sets no max_attempts: a second endpoint and one fallback, no more (the caller's SDK retries too). */
+export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Turns a checked routes file into the tables the engine reads: inheritance applied, nothing left to derive at start-up. */
 export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTables {
@@ -20,16 +24,15 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
     providers[id] = {
       id,
       dialect,
-      baseUrl: entry.base_url.replace(/\/+$/, ''),
-      baseUrlEnv: entry.base_url_env ?? null,
-      apiKeyEnv: entry.api_key_env ?? null,
-      auth: entry.api_key_env ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
+      endpoints: resolveEndpoints(entry),
+      auth: entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       streamIdleTimeoutMs: entry.stream_idle_timeout_ms ?? defaults.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
       streamUsage: entry.stream_usage ?? defaults.stream_usage ?? true,
       errors: resolveErrorRules(entry.errors ?? {}),
+      breaker: resolveBreaker(entry.breaker, defaults.breaker),
     };
   }
   const models: RouteTables['models'] = {};
@@ -40,9 +43,34 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       upstreamModel: entry?.upstream_model ?? routingString.slice(slash + 1),
       maxOutputTokens: entry?.max_output_tokens ?? null,
       reasoning: entry?.reasoning ?? 'none',
+      fallback: entry?.fallback ?? [],
     };
   }
-  return { sourceSha256, providers, models, errors: resolveErrorRules(routes.errors) };
+  const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
+  return { sourceSha256, maxAttempts, providers, models, errors: resolveErrorRules(routes.errors) };
+}
+
+/** Each key: the provider's, else defaults.breaker's, else the built-in default. */
+export function resolveBreaker(own: BreakerEntry | undefined, inherited: BreakerEntry | undefined): BreakerTable {
+  return {
+    consecutiveFailures: own?.consecutive_failures ?? inherited?.consecutive_failures ?? DEFAULT_BREAKER.consecutiveFailures,
+    cooldownMs: own?.cooldown_ms ?? inherited?.cooldown_ms ?? DEFAULT_BREAKER.cooldownMs,
+    maxCooldownMs: own?.max_cooldown_ms ?? inherited?.max_cooldown_ms ?? DEFAULT_BREAKER.maxCooldownMs,
+  };
+}
+
+/** base_url alone is one endpoint, named "0" like the first of a list. */
+function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
+  const single: EndpointEntry = { base_url: entry.base_url! };
+  if (entry.base_url_env) single.base_url_env = entry.base_url_env;
+  if (entry.api_key_env) single.api_key_env = entry.api_key_env;
+  return (entry.endpoints ?? [single]).map((endpoint, index) => ({
+    name: endpoint.name ?? String(index),
+    baseUrl: endpoint.base_url.replace(/\/+$/, ''),
+    baseUrlEnv: endpoint.base_url_env ?? null,
+    apiKeyEnv: endpoint.api_key_env ?? null,
+    weight: endpoint.weight ?? 1,
+  }));
 }
 
 function keyAuth(scheme: AuthScheme): KeyAuth {

@@ -16,9 +16,9 @@ export function validateRoutesShape(loaded: LoadedRoutes): { problems: Problem[]
 }
 
 function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
-  const path = error.instancePath.split('/').slice(1).map(unescapePointer);
+  const path = listIndices(loaded.data, error.instancePath.split('/').slice(1).map(unescapePointer));
   const where = path.length > 0 ? `${formatPath(path)}: ` : '';
-  const at = (p: readonly string[], mode: 'key' | 'value', message: string): Problem[] => [{ ...loaded.locate(p, mode), message }];
+  const at = (p: readonly (string | number)[], mode: 'key' | 'value', message: string): Problem[] => [{ ...loaded.locate(p, mode), message }];
   switch (error.keyword) {
     case 'additionalProperties': {
       const key = String(error.params['additionalProperty']);
@@ -44,6 +44,8 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
       return at(path, 'value', `${where}must be ${JSON.stringify(error.params['allowedValue'])}`);
     case 'enum':
       return at(path, 'value', `${where}must be one of ${(error.params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+    case 'minItems':
+      return at(path, 'value', `${where}must list at least ${error.params['limit']} item (leave the key out instead)`);
     case 'minProperties':
       return at(path, 'value', `${where}must have at least ${error.params['limit']} entry`);
     case 'anyOf':
@@ -70,15 +72,25 @@ const PATTERN_HINTS: Record<string, string> = {
   '^[^\\s]+$': 'must not contain white space',
 };
 
-function keyRule(path: readonly string[]): string {
+function keyRule(path: readonly (string | number)[]): string {
   if (path.length === 1 && path[0] === 'providers') return 'a provider id is lower-case letters, digits and dashes, starting with a letter or digit';
   if (path.at(-1) === 'errors') return 'an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)';
   if (path.at(-1) === 'headers') return 'not a valid HTTP header name';
   return 'not allowed here';
 }
 
-function valueAt(data: unknown, path: readonly string[]): unknown {
-  return path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), data);
+function valueAt(data: unknown, path: readonly (string | number)[]): unknown {
+  return path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[key] : undefined), data);
+}
+
+/** A segment that indexes a list becomes a number, so it is located in the list and printed as `[i]`. */
+function listIndices(data: unknown, path: readonly string[]): (string | number)[] {
+  let node = data;
+  return path.map((segment) => {
+    const index = Array.isArray(node) ? Number(segment) : undefined;
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[segment] : undefined;
+    return index ?? segment;
+  });
 }
 
 function unescapePointer(segment: string): string {

@@ -36,7 +36,7 @@ export function loadSoakRoutes(): SoakRoutes {
   const models = Object.entries(tables.models).flatMap(([routing, model]) => {
     const provider = model && tables.providers[model.provider];
     if (!model || !provider) return [];
-    const authorization = provider.apiKeyEnv ? `Bearer ${PROVIDER_KEY}` : null;
+    const authorization = provider.endpoints.some((endpoint) => endpoint.apiKeyEnv) ? `Bearer ${PROVIDER_KEY}` : null;
     return [{ routing, provider: provider.id, upstream: model.upstreamModel, authorization, streamUsage: provider.streamUsage }];
   });
   const largestTimeoutMs = Math.max(...providers.flatMap((p) => [p.connectTimeoutMs, p.timeoutMs, p.streamIdleTimeoutMs]));

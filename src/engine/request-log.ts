@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
+import type { AttemptRecord } from './failover.js';
 import { GATEWAY_ERRORS } from './gateway-errors.js';
 import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, modelFingerprint } from './log-fields.js';
 import { readTokenCounts } from './token-counts.js';
@@ -19,6 +20,8 @@ export interface RequestRecord {
   /** From the request's arrival to the first event relayed. */
   firstEventMs: number | null;
   usage: Usage | null;
+  /** Every upstream attempt, in order (README: Failover); null until the first. */
+  attempts: AttemptRecord[] | null;
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -50,6 +53,7 @@ export function requestLog(
       upstreamHeadersMs: null,
       firstEventMs: null,
       usage: null,
+      attempts: null,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
@@ -77,6 +81,7 @@ export function requestLog(
           duration_ms: round(durationMs),
           upstream_headers_ms: record.upstreamHeadersMs,
           first_event_ms: record.firstEventMs,
+          attempts: record.attempts,
           prompt_tokens: tokens.counts.prompt,
           completion_tokens: tokens.counts.completion,
           cached_tokens: tokens.counts.cached,

@@ -3,21 +3,37 @@ import { Agent as HttpsAgent } from 'node:https';
 import got, { type Got } from 'got';
 import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
-import type { ProviderTable, RouteTables } from '../generated/types/route-tables.js';
+import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
 import { baseUrlProblem } from './base-url-rules.js';
+import { EndpointBreaker } from './circuit-breaker.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
 
-/** A provider as this process will call it: env applied, client built once at start-up. */
+/** One deployment of a provider (a key, a region): its own URL, key and clients. */
+export interface RuntimeEndpoint {
+  readonly name: string;
+  /** Its place in routes.yaml (at most 32 endpoints): its bit in a request's set of endpoints tried. */
+  readonly index: number;
+  readonly weight: number;
+  readonly baseUrl: string;
+  /** The api_key_env that is unset in this process, or null when the endpoint is ready. */
+  readonly missingKeyEnv: string | null;
+  /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
+  readonly clients: { readonly streamed: Got; readonly whole: Got };
+  /** This process's view of the endpoint's health (README: Circuit breaker). */
+  readonly breaker: EndpointBreaker;
+}
+
+/** A provider as this process will call it: env applied, clients built once at start-up. */
 export interface RuntimeProvider {
   readonly id: string;
   readonly table: ProviderTable;
   readonly dialect: Dialect;
-  readonly baseUrl: string;
-  /** The api_key_env that is unset in this process, or null when the provider is ready. */
+  readonly endpoints: readonly RuntimeEndpoint[];
+  /** The endpoints that have their key, in routes.yaml order; empty when none has. */
+  readonly ready: readonly RuntimeEndpoint[];
+  /** The first unset api_key_env when no endpoint is ready, else null. */
   readonly missingKeyEnv: string | null;
-  /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
-  readonly clients: { readonly streamed: Got; readonly whole: Got };
-  /** Takes this provider's key out of text it sent before the caller sees it (a provider may quote it). */
+  /** Takes this provider's keys (every endpoint's) out of text it sent before the caller sees it (a provider may quote one). */
   readonly redact: Redact;
 }
 
@@ -31,11 +47,12 @@ export interface RuntimeProviders {
   close(): void;
 }
 
-/**
- * Builds the got instances of each provider (one per timeout mode) with every fixed option set here, so a request only adds
- * its body and its request id. Redirects are not followed (a key must not travel to
- * another host), nothing is retried (the caller's SDK decides), nothing is decompressed (we do not ask for it).
- */
+type Agents = { http: HttpAgent; https: HttpsAgent };
+
+/** The breakers' clock: monotonic, so a change of the wall clock neither ejects nor releases anything. */
+const now = () => performance.now();
+
+/** Builds every provider's endpoints with their clients once, so a request only adds its body and its request id. */
 export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
   const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
@@ -44,36 +61,23 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   const keys: string[] = [];
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
-    const baseUrl = baseUrlFor(table, env);
-    const key = table.apiKeyEnv ? env[table.apiKeyEnv] : undefined;
-    const missingKeyEnv = table.apiKeyEnv && !key ? table.apiKeyEnv : null;
-    if (missingKeyEnv) warnings.push(`provider "${table.id}" is not configured: ${missingKeyEnv} is not set; its models answer 500 provider_not_configured`);
-    if (key && key.length < MIN_REDACTED_SECRET_CHARS) {
-      warnings.push(`provider "${table.id}": ${table.apiKeyEnv} is shorter than ${MIN_REDACTED_SECRET_CHARS} characters, so it is not redacted from the provider's answers`);
-    }
-    if (key) keys.push(key);
-    const headers: Record<string, string> = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
-    // The scheme (bearer, or the raw key under the dialect's or routes.yaml's header) was resolved by the build.
-    if (key && table.auth) headers[table.auth.header] = table.auth.scheme === 'bearer' ? `Bearer ${key}` : key;
-    const client = got.extend({
-      prefixUrl: baseUrl,
-      method: 'POST',
-      headers,
-      agent,
-      retry: { limit: 0 },
-      followRedirect: false,
-      decompress: false,
-      throwHttpErrors: false,
-      http2: false,
+    const providerKeys: string[] = [];
+    const endpoints = table.endpoints.map((endpoint, index) => {
+      const label = table.endpoints.length === 1 ? `provider "${table.id}"` : `provider "${table.id}" endpoint "${endpoint.name}"`;
+      const key = endpoint.apiKeyEnv ? env[endpoint.apiKeyEnv] : undefined;
+      const missingKeyEnv = endpoint.apiKeyEnv && !key ? endpoint.apiKeyEnv : null;
+      if (missingKeyEnv) warnings.push(`${label} is not configured: ${missingKeyEnv} is not set; ${table.endpoints.length === 1 ? 'its models answer 500 provider_not_configured' : 'requests avoid it'}`);
+      if (key && key.length < MIN_REDACTED_SECRET_CHARS) {
+        warnings.push(`${label}: ${endpoint.apiKeyEnv} is shorter than ${MIN_REDACTED_SECRET_CHARS} characters, so it is not redacted from the provider's answers`);
+      }
+      if (key) providerKeys.push(key);
+      const baseUrl = baseUrlFor(endpoint, label, env);
+      return { name: endpoint.name, index, weight: endpoint.weight, baseUrl, missingKeyEnv, clients: clientsFor(table, baseUrl, key, userAgent, agent), breaker: new EndpointBreaker(table.breaker, now) };
     });
-    // timeout_ms bounds the whole response of a non-streamed call, the response headers of a streamed one.
-    const connect = { connect: table.connectTimeoutMs, secureConnect: table.connectTimeoutMs };
-    const clients = {
-      streamed: client.extend({ timeout: { ...connect, response: table.timeoutMs } }),
-      whole: client.extend({ timeout: { ...connect, request: table.timeoutMs } }),
-    };
-    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], baseUrl, missingKeyEnv, clients, redact: secretRedactor(key ? [key] : []) });
+    keys.push(...providerKeys);
+    const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);
+    const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
+    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys) });
   }
   return {
     byId,
@@ -86,11 +90,39 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   };
 }
 
-function baseUrlFor(table: ProviderTable, env: Readonly<Record<string, string | undefined>>): string {
-  const override = table.baseUrlEnv ? env[table.baseUrlEnv] : undefined;
-  if (!override) return table.baseUrl;
+/**
+ * The got instances of one endpoint (one per timeout mode). Redirects are not followed (a key must not travel to
+ * another host), nothing is retried (failover and the caller's SDK decide), nothing is decompressed (we do not ask for it).
+ */
+function clientsFor(table: ProviderTable, baseUrl: string, key: string | undefined, userAgent: string, agent: Agents): RuntimeEndpoint['clients'] {
+  const headers: Record<string, string> = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
+  // The scheme (bearer, or the raw key under the dialect's or routes.yaml's header) was resolved by the build.
+  if (key && table.auth) headers[table.auth.header] = table.auth.scheme === 'bearer' ? `Bearer ${key}` : key;
+  const client = got.extend({
+    prefixUrl: baseUrl,
+    method: 'POST',
+    headers,
+    agent,
+    retry: { limit: 0 },
+    followRedirect: false,
+    decompress: false,
+    throwHttpErrors: false,
+    http2: false,
+  });
+  // timeout_ms bounds the whole response of a non-streamed call, the response headers of a streamed one.
+  const connect = { connect: table.connectTimeoutMs, secureConnect: table.connectTimeoutMs };
+  return {
+    streamed: client.extend({ timeout: { ...connect, response: table.timeoutMs } }),
+    whole: client.extend({ timeout: { ...connect, request: table.timeoutMs } }),
+  };
+}
+
+function baseUrlFor(endpoint: EndpointTable, label: string, env: Readonly<Record<string, string | undefined>>): string {
+  const override = endpoint.baseUrlEnv ? env[endpoint.baseUrlEnv] : undefined;
+  if (!override) return endpoint.baseUrl;
   // The routes compiler's own rule for base_url; the value is not echoed (it may hold a password).
   const problem = baseUrlProblem(override);
-  if (problem) throw new Error(`${table.baseUrlEnv} (the base_url of provider "${table.id}"): ${problem}`);
+  if (problem) throw new Error(`${endpoint.baseUrlEnv} (the base_url of ${label}): ${problem}`);
   return override.replace(/\/+$/, '');
 }

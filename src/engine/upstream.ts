@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { RequestError, TimeoutError } from 'got';
 import type { OutgoingRequest } from '../dialects/dialect.js';
 import { gatewayError, type GatewayError } from './gateway-error.js';
-import type { RuntimeProvider } from './runtime-providers.js';
+import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 
 /** The provider's status and headers; `body` is still to be read. */
 export interface UpstreamReply {
@@ -28,8 +28,8 @@ export interface UpstreamCall {
  * Sends one request. `timeout_ms` bounds the whole response for a non-streamed call and the
  * response headers for a streamed one (the stream has its own idle limit).
  */
-export function callUpstream(provider: RuntimeProvider, outgoing: OutgoingRequest, requestId: string, streamed: boolean): UpstreamCall {
-  const client = streamed ? provider.clients.streamed : provider.clients.whole;
+export function callUpstream(provider: RuntimeProvider, endpoint: RuntimeEndpoint, outgoing: OutgoingRequest, requestId: string, streamed: boolean): UpstreamCall {
+  const client = streamed ? endpoint.clients.streamed : endpoint.clients.whole;
   // The provider's fixed headers (auth included) are in the client; a dialect may add some per call.
   const headers = outgoing.headers ? { ...outgoing.headers, 'x-request-id': requestId } : { 'x-request-id': requestId };
   const request = client.stream(outgoing.path, { body: outgoing.body, headers });

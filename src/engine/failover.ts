@@ -1,0 +1,151 @@
+import type { ModelTable } from '../generated/types/route-tables.js';
+import { attempt, type AttemptRequest } from './attempt.js';
+import { chooseEndpoint, endpointBit } from './choose-endpoint.js';
+import { retryAfterMs, type Admission } from './circuit-breaker.js';
+import { gatewayError, GatewayError } from './gateway-error.js';
+import { boundedText } from './log-fields.js';
+import { round, type RequestRecord } from './request-log.js';
+import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
+
+export interface FailoverPlan {
+  readonly roster: ReadonlyMap<string, ModelTable>;
+  readonly providers: ReadonlyMap<string, RuntimeProvider>;
+  readonly maxAttempts: number;
+}
+
+/** One attempt as the log line lists it. */
+export interface AttemptRecord {
+  readonly route: string;
+  readonly provider: string;
+  readonly endpoint: string;
+  /** ok, the provider's HTTP status, or the gateway code of the failure. */
+  readonly outcome: string;
+  readonly ms: number;
+}
+
+/** How a provider can break a stream after its 200: counted as the endpoint's failure, though the caller got the in-band error. */
+const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_interrupted']);
+/** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
+const MAX_LOGGED_ROUTE_CHARS = 64;
+/** Transport failures another endpoint may not have (README: Failover). */
+const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout']);
+
+/**
+ * Serves the request from `routingString`'s route, failing over to its provider's other endpoints, then to each
+ * fallback in order: never the same endpoint twice, never an ejected one, at most maxAttempts attempts, and never
+ * once the caller has been sent anything. When every endpoint is ejected, the one back soonest is tried anyway.
+ * When every attempt fails, the last one's error is the answer.
+ */
+export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequest, routingString: string, route: ModelTable): Promise<void> {
+  const { record } = request;
+  const fallback = route.fallback;
+  // Which endpoints were tried, per provider: only needed when a fallback may name the same provider again.
+  const tried = fallback.length > 0 ? new Map<string, number>() : undefined;
+  let attempts = 0;
+  let lastError: unknown;
+  let soonest: { name: string; route: ModelTable; provider: RuntimeProvider; endpoint: RuntimeEndpoint } | undefined;
+  for (let r = -1; r < fallback.length && attempts < plan.maxAttempts; r++) {
+    const name = r < 0 ? routingString : fallback[r]!;
+    const target = r < 0 ? route : plan.roster.get(name)!; // the build checked that every fallback is on the roster
+    const provider = providerOf(plan, target);
+    if (provider.ready.length === 0) {
+      if (lastError === undefined) record.provider = provider.id;
+      lastError ??= notConfigured(provider);
+      continue;
+    }
+    let triedHere = tried?.get(provider.id) ?? 0;
+    for (let endpoint = chooseEndpoint(provider, triedHere); endpoint && attempts < plan.maxAttempts; endpoint = chooseEndpoint(provider, triedHere)) {
+      attempts++;
+      triedHere |= endpointBit(endpoint);
+      const failure = await tryOnce(request, name, target, provider, endpoint, endpoint.breaker.admit());
+      if (failure === undefined) return;
+      lastError = failure;
+    }
+    tried?.set(provider.id, triedHere);
+    if (attempts === 0) {
+      // Nothing tried yet, so every endpoint so far is ejected: remember the one back soonest.
+      for (const endpoint of provider.ready) if (!soonest || endpoint.breaker.reopensAt < soonest.endpoint.breaker.reopensAt) soonest = { name, route: target, provider, endpoint };
+    }
+  }
+  // Never 503 for everybody because everything is cooling: the endpoint whose cooldown ends first serves.
+  if (attempts === 0 && soonest) {
+    const failure = await tryOnce(request, soonest.name, soonest.route, soonest.provider, soonest.endpoint, 'forced');
+    if (failure === undefined) return;
+    lastError = failure;
+  }
+  throw lastError;
+}
+
+/** One attempt, its outcome fed to the endpoint's breaker and the log; undefined when served, else the error to fail over from. */
+async function tryOnce(request: AttemptRequest, name: string, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint, admission: Admission): Promise<unknown> {
+  const stopped = request.stoppedWith();
+  if (stopped) {
+    endpoint.breaker.released(admission);
+    throw stopped;
+  }
+  const { res, record } = request;
+  record.provider = provider.id;
+  res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
+  const startedAt = performance.now();
+  try {
+    await attempt(request, route, provider, endpoint);
+    // A stream the provider broke after its first event was relayed: too late to fail over, but the breaker sees it.
+    const broken = record.stream && record.gatewayCode !== null && STREAM_BREAKS.has(record.gatewayCode);
+    if (broken) endpoint.breaker.failed(admission);
+    else endpoint.breaker.succeeded(admission);
+    logAttempt(record, name, provider, endpoint, broken ? record.gatewayCode! : 'ok', startedAt);
+    return undefined;
+  } catch (error) {
+    logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
+    const worth = worthFailover(error) && !request.stoppedWith();
+    if (worth) endpoint.breaker.failed(admission, rateLimitedFor(error));
+    else endpoint.breaker.released(admission);
+    if (!worth || res.headersSent) throw error;
+    return error;
+  }
+}
+
+/** Whether another endpoint may answer where this one failed: its transport, its key or its capacity, not the request. */
+export function worthFailover(error: unknown): boolean {
+  if (!(error instanceof GatewayError)) return false;
+  const code = error.body.gateway_code;
+  if (code !== null && FAILOVER_CODES.has(code) && error.body.provider_status === null) return true;
+  const status = error.body.provider_status;
+  if (status === null || code === 'invalid_upstream_response') return false;
+  return status === 401 || status === 403 || status === 429 || status >= 500;
+}
+
+/** A 429's Retry-After (or retry-after-ms) in ms: the breaker ejects the endpoint until then. */
+function rateLimitedFor(error: unknown): number | undefined {
+  if (!(error instanceof GatewayError) || error.body.provider_status !== 429) return undefined;
+  return retryAfterMs(error.headers, Date.now());
+}
+
+function providerOf(plan: FailoverPlan, route: ModelTable): RuntimeProvider {
+  const provider = plan.providers.get(route.provider);
+  if (!provider) throw new Error(`roster names provider "${route.provider}" that the tables lack`); // the build forbids this
+  return provider;
+}
+
+function outcomeOf(error: unknown): string {
+  if (!(error instanceof GatewayError)) return 'internal_error';
+  if (error.body.provider_status !== null && error.body.gateway_code !== 'invalid_upstream_response') return String(error.body.provider_status);
+  return error.body.gateway_code ?? 'error';
+}
+
+function logAttempt(record: RequestRecord, route: string, provider: RuntimeProvider, endpoint: RuntimeEndpoint, outcome: string, startedAt: number): void {
+  const entry = { route: boundedText(route, MAX_LOGGED_ROUTE_CHARS), provider: provider.id, endpoint: endpoint.name, outcome, ms: round(performance.now() - startedAt) };
+  (record.attempts ??= []).push(entry);
+}
+
+/** `<routing string>#<endpoint name>`; a routing string with characters a header cannot carry goes percent-encoded. */
+function servedBy(routingString: string, endpointName: string): string {
+  const value = `${routingString}#${endpointName}`;
+  return /^[\x21-\x7e]*$/.test(value) ? value : encodeURI(value);
+}
+
+function notConfigured(provider: RuntimeProvider): GatewayError {
+  return gatewayError('provider_not_configured', `The provider "${provider.id}" is not configured: set ${provider.missingKeyEnv} on the gateway.`, {
+    provider: provider.id,
+  });
+}
