@@ -6,8 +6,10 @@ import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 import { ask, failing, healthy, startRig, type Behaviour } from './helpers/failover-setup.js';
 
 // The circuit breaker through the gateway: solo/main (one endpoint) falls back to backup/other.
-// Ejections here are 2 failures in a row, for 300 ms doubling up to 1,200 ms.
-const BREAKER = '{ consecutive_failures: 2, cooldown_ms: 300, max_cooldown_ms: 1200 }';
+// Ejections here are 2 failures in a row, for 1 s doubling up to 4 s.
+// Cooldowns of a second, with sleeps 100 ms past them: a loaded machine only makes more time pass, so the one
+// assertion that time can break (still ejected) keeps a 900 ms margin.
+const BREAKER = '{ consecutive_failures: 2, cooldown_ms: 1000, max_cooldown_ms: 4000 }';
 
 async function send(rig: Awaited<ReturnType<typeof startRig>>, count = 1): Promise<(string | null)[]> {
   const responses = await Promise.all(Array.from({ length: count }, () => rig.gateway.post(ask('solo/main'))));
@@ -33,7 +35,7 @@ t.test('half-open after the cooldown: a single probe, the others still avoid it;
   await send(rig, 2);
   await send(rig, 1);
   const before = rig.solo.requests.length;
-  await sleep(350);
+  await sleep(1100);
   rig.solo.behave = slowHealthy;
   const servedBy = await send(rig, 5);
   t.equal(rig.solo.requests.length - before, 1, 'one probe');
@@ -45,25 +47,25 @@ t.test('a failed probe ejects again for twice as long', async (t) => {
   const rig = await startRig(t, { breaker: BREAKER });
   rig.solo.behave = failing(503);
   await send(rig, 1);
-  await send(rig, 1); // ejected for 300 ms
-  await sleep(350);
-  await send(rig, 1); // the probe fails: ejected for 600 ms
+  await send(rig, 1); // ejected for 1 s
+  await sleep(1100);
+  await send(rig, 1); // the probe fails: ejected for 2 s
   t.equal(rig.solo.requests.length, 3);
-  await sleep(350);
+  await sleep(1100);
   await send(rig, 1);
-  t.equal(rig.solo.requests.length, 3, 'still ejected 350 ms later');
-  await sleep(350);
+  t.equal(rig.solo.requests.length, 3, 'still ejected 1.1 s later');
+  await sleep(1100);
   rig.solo.behave = healthy;
-  t.strictSame(await send(rig, 1), ['solo/main#0'], 'the probe after 600 ms');
+  t.strictSame(await send(rig, 1), ['solo/main#0'], 'the probe after 2 s');
 });
 
 t.test('a 429 with Retry-After ejects the endpoint until then, at once', async (t) => {
   const rig = await startRig(t, { breaker: BREAKER });
-  rig.solo.behave = (_request, res) => sendJson(res, 429, { error: { message: 'slow down' } }, { 'retry-after-ms': '300' });
+  rig.solo.behave = (_request, res) => sendJson(res, 429, { error: { message: 'slow down' } }, { 'retry-after-ms': '1000' });
   t.strictSame(await send(rig, 1), ['backup/other#0']);
   t.strictSame(await send(rig, 3), Array(3).fill('backup/other#0'));
   t.equal(rig.solo.requests.length, 1, 'one 429 was enough');
-  await sleep(350);
+  await sleep(1100);
   rig.solo.behave = healthy;
   t.strictSame(await send(rig, 1), ['solo/main#0']);
 });
@@ -110,7 +112,7 @@ t.test('/metrics: attempts by provider, endpoint and outcome; each endpoint\'s b
   const state = (provider: string, endpoint: string, each: string) => valueOf(samples, 'gateway_endpoint_breaker_state', { provider, endpoint, state: each });
   t.strictSame([state('solo', '0', 'closed'), state('solo', '0', 'open'), state('solo', '0', 'half_open')], [0, 1, 0]);
   t.strictSame([state('pool', 'a', 'closed'), state('pool', 'b', 'closed'), state('backup', '0', 'closed')], [1, 1, 1]);
-  await sleep(350);
+  await sleep(1100);
   const later = parseExposition(await (await fetch(`${rig.gateway.origin}/metrics`)).text());
   t.equal(valueOf(later, 'gateway_endpoint_breaker_state', { provider: 'solo', endpoint: '0', state: 'half_open' }), 1);
 });
