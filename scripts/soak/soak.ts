@@ -107,21 +107,28 @@ const mainSeconds = (performance.now() - startedAt) / 1000;
 // The faults of the main phase (the abandoned callers below name theirs).
 const injected = new Map([...mock.injected()].map(([kind, n]) => [kind, { ...n }]));
 
-// Callers that hang up while their provider stalls, at every phase, each with a 1 MiB body.
+// Callers that hang up while their provider stalls, at every phase, each with a 1 MiB body: two rounds, so
+// that what the process keeps after the first (V8's pooled pages, the allocator's free lists) is seen reused.
 const abandoned: Judged[] = [];
+const abandonRound = (round: number) =>
+  runAbandoned({
+    origin: gateway.origin,
+    agent,
+    models: routes.models,
+    concurrency: ABANDON_CONCURRENCY,
+    count: ABANDONED,
+    bodyBytes: ABANDON_BODY_BYTES,
+    hardCapMs: HARD_CAP_MS,
+    idPrefix: `soak-abandoned-${round}`,
+    stalled: (requestId) => mock.plan(requestId)?.doneAt !== undefined,
+    onResult: judging(abandoned),
+  });
 const abandonStartedAt = performance.now();
-await runAbandoned({
-  origin: gateway.origin,
-  agent,
-  models: routes.models,
-  concurrency: ABANDON_CONCURRENCY,
-  count: ABANDONED,
-  bodyBytes: ABANDON_BODY_BYTES,
-  hardCapMs: HARD_CAP_MS,
-  idPrefix: 'soak-abandoned',
-  stalled: (requestId) => mock.plan(requestId)?.doneAt !== undefined,
-  onResult: judging(abandoned),
-});
+await abandonRound(1);
+await sleep(SETTLE_MS);
+await gateway.stats(); // its full GCs first, as for every RSS reading
+const rssAfterFirstRound = rssBytes(gateway.pid);
+await abandonRound(2);
 const abandonSeconds = (performance.now() - abandonStartedAt) / 1000;
 clearInterval(sampler);
 
@@ -233,7 +240,10 @@ const unusedHeap = (stats: typeof statsWarm) => stats.heapTotalAfterGc - stats.h
 const rssGrowth = rssAfter - rssWarm - (unusedHeap(statsAfter) - unusedHeap(statsWarm));
 const signed = (bytes: number) => `${bytes >= 0 ? '+' : '-'}${mib(Math.abs(bytes))}`;
 out(
-  `gateway RSS after full GCs: after warm-up ${mib(rssWarm)}, peak ${mib(rssPeak)}, after the run and ${SETTLE_MS / 1000} s idle ${mib(rssAfter)} (${signed(rssAfter - rssWarm)}; V8's committed but unused heap ${mib(unusedHeap(statsWarm))} -> ${mib(unusedHeap(statsAfter))}; growth less that ${signed(rssGrowth)}, bound +${mib(RSS_GROWTH_BOUND)})`,
+  `gateway RSS after full GCs: after warm-up ${mib(rssWarm)}, peak ${mib(rssPeak)}, after the run and ${SETTLE_MS / 1000} s idle ${mib(rssAfter)} (${signed(rssAfter - rssWarm)}; V8's committed but unused heap ${mib(unusedHeap(statsWarm))} -> ${mib(unusedHeap(statsAfter))}; growth less that ${signed(rssGrowth)})`,
+);
+out(
+  `gateway RSS after the first round of abandoned callers ${mib(rssAfterFirstRound)}, after the second ${mib(rssAfter)} (${signed(rssAfter - rssAfterFirstRound)}; bound +${mib(RSS_GROWTH_BOUND)})`,
 );
 const listening = sockets.tcp.filter((s) => s.state === 'LISTEN');
 const callerSide = sockets.tcp.filter((s) => s.state !== 'LISTEN' && s.localPort === gateway.port);
@@ -277,7 +287,12 @@ check(
   lateAborts.length === 0,
   lateAborts.map(({ entry, delay }) => describe(entry, Number.isFinite(delay) ? `provider side closed ${delay.toFixed(0)} ms after the caller left` : 'provider side never closed')),
 );
-check(`RSS after the run within +${mib(RSS_GROWTH_BOUND)} of RSS after warm-up, less V8's unused committed heap (${signed(rssGrowth)})`, rssGrowth <= RSS_GROWTH_BOUND);
+// Where the process settles after a burst depends on V8's page pool and the allocator (seen: +100 to +165 MiB
+// on Node 24, attributed to V8's unused heap in some runs and not in others); a leak grows with every round.
+check(
+  `RSS after a second round of abandoned callers within +${mib(RSS_GROWTH_BOUND)} of RSS after the first (${signed(rssAfter - rssAfterFirstRound)})`,
+  rssAfter - rssAfterFirstRound <= RSS_GROWTH_BOUND,
+);
 check(
   `every abandoned caller hung up while its provider stalled in its phase (${abandonedRows.reduce((n, row) => n + row.inPhase.length, 0)} of ${abandoned.length})`,
   abandonedRows.every((row) => row.inPhase.length === row.entries.length),
