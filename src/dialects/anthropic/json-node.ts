@@ -1,5 +1,6 @@
 import { scanArrayAt, scanObjectAt, type Span } from '../../engine/json-top-level.js';
 import { gatewayError, type GatewayError } from '../../engine/gateway-error.js';
+import { isObject as isRecord } from '../json-values.js';
 
 /**
  * One value of the caller's body: what JSON.parse read, where its bytes stand, and its path for error
@@ -76,9 +77,6 @@ export function rootNode(text: string, body: unknown): JsonNode {
   return new JsonNode(text, { start, end: scan.end }, body, '');
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The text and the parsed body disagree: a bug in the caller of this module, not the caller's request. */
 function inconsistent(path: string): Error {
@@ -111,3 +109,5 @@ export function shown(value: unknown): string {
   const json = JSON.stringify(value) ?? String(value);
   return json.length > 40 ? `${json.slice(0, 40)}…` : json;
 }
+
+export { isRecord };

@@ -1,17 +1,6 @@
 import { scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../engine/json-top-level.js';
 
-/** A provider's JSON, never trusted: undefined when it does not parse. */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+export { isObject, parseJson } from '../json-values.js';
 
 export function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;

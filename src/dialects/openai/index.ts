@@ -1,6 +1,7 @@
 import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from '../../engine/json-top-level.js';
 import type { Dialect, OutgoingCall } from '../dialect.js';
+import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { createOpenAIStreamTranslator } from './stream.js';
 
@@ -70,10 +71,6 @@ export function openaiRequestBody({ text, upstreamModel, requestStreamUsage }: O
   // Edited in the text, never re-serialised: only include_usage may change.
   if (requestStreamUsage) edits.set('stream_options', askForUsage);
   return editTopLevel(text, scan, edits);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Codes may be numbers (OpenRouter sends 402); the envelope carries them as strings. */

@@ -3,6 +3,7 @@ import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
+import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 
 const CONTINUE: StreamStep = { frames: '' };
@@ -116,15 +117,7 @@ function streamErrorBody(errorText: string, providerId: string): ErrorBody {
   return providerStreamErrorBody(fields, providerId);
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function parseObject(text: string): Record<string, unknown> | undefined {
   const value = parseJson(text);
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isObject(value) ? value : undefined;
 }
