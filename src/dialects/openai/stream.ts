@@ -16,13 +16,25 @@ const CONTINUE: StreamStep = { frames: '' };
  */
 export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsage }: StreamContext): StreamTranslator {
   const encodedModel = JSON.stringify(routingModel);
+  // A provider opens every chunk of a stream alike (id, object, created, model): once one common chunk has
+  // shown that its opening puts model at the top level, a later chunk opening with the same text needs only
+  // its rest checked, never the walk up to model again.
+  let opening: CommonOpening | undefined;
   return {
     translate(message) {
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
       const { data } = message;
       if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
+      if (opening !== undefined && data.slice(0, opening.text.length) === opening.text) {
+        const rest = restOfCommonChunk(data, opening.text.length, hideUsage);
+        // Built in one go: sseData would flatten the joined string only to look for a line break.
+        if (rest !== undefined) return { frames: opening.multiline || rest.includes('\n') ? sseData(opening.rewritten + rest) : `data: ${opening.rewritten}${rest}\n\n` };
+      }
       const common = rewriteCommonChunk(data, encodedModel, hideUsage);
-      if (common !== undefined) return { frames: sseData(common) };
+      if (common !== undefined) {
+        opening = common.opening ?? opening;
+        return { frames: sseData(common.text) };
+      }
       const scan = scanTopLevel(data);
       // Not a JSON object (a key with an escape JSON does not have included): nothing to rewrite, and the caller may know what it is.
       if (!scan) return data === '' ? CONTINUE : { frames: sseData(data) };
@@ -48,8 +60,35 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
 
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
 const USAGE_NULL_END = ',"usage":null}';
+const QUOTE = 0x22;
+/** What follows the usage key in USAGE_NULL_END. */
+const USAGE_NULL_AFTER_KEY = ':null}'.length;
+/** A key that matters, or an escape that may spell one. */
+const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]/g;
 /** A `\u` escape of a lowercase letter: the only way a key can spell model, error or usage other than literally. */
 const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
+
+/** The text of a common chunk up to the end of its model value, and the same with the routing model in it. */
+interface CommonOpening {
+  readonly text: string;
+  readonly rewritten: string;
+  /** The opening holds a line break (the event came as several data lines). */
+  readonly multiline: boolean;
+}
+
+/**
+ * The rest of a chunk (after a known opening) as the caller gets it, or undefined when the chunk is not
+ * common: the same checks as rewriteCommonChunk, on the rest alone, since the opening passed them already
+ * (no escaped lowercase letter, model once and at the top level, no error, no usage).
+ */
+function restOfCommonChunk(data: string, openingEnd: number, hideUsage: boolean): string | undefined {
+  // One pass from the opening's last character on, so a key spelled across the boundary (`"x"model"`) is found too.
+  KEY_OR_ESCAPE.lastIndex = openingEnd - 1;
+  if (!KEY_OR_ESCAPE.test(data)) return data.slice(openingEnd);
+  // The first match ends where `,"usage":null}` puts its key: it is that usage, and the only key found.
+  if (KEY_OR_ESCAPE.lastIndex !== data.length - USAGE_NULL_AFTER_KEY || !data.endsWith(USAGE_NULL_END)) return undefined;
+  return hideUsage ? `${data.slice(openingEnd, -USAGE_NULL_END.length)}}` : data.slice(openingEnd);
+}
 
 /**
  * The common chunk, rewritten without a full scan: `"model"` once and at the top level, no `"error"`
@@ -58,7 +97,7 @@ const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
  * search is for literal spellings, so an event that may spell a key with escapes (`"mod\u0065l"`) is
  * left to the full scan, which decodes keys. Undefined when the event is not such a chunk.
  */
-function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boolean): string | undefined {
+function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boolean): { text: string; opening: CommonOpening | undefined } | undefined {
   if (data.includes('\\u') && ESCAPED_LOWERCASE_LETTER.test(data)) return undefined;
   const keys = findKeys(data);
   if (keys.modelAt < 0 || keys.error) return undefined;
@@ -68,7 +107,15 @@ function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boole
   if (!span) return undefined;
   // model stands before the usage that closes the event, so the rewrite leaves that ending in place.
   const rewritten = replaceSpan(data, span, encodedModel);
-  return hideUsage && trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten;
+  // Only a string value ends where it ends whatever follows (`7` then `null` would scan as one value `7null`).
+  const opening = data.charCodeAt(span.start) === QUOTE ? openingOf(data, span, encodedModel) : undefined;
+  return { text: hideUsage && trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten, opening };
+}
+
+/** Copied out of the event, so that the opening does not keep the provider's whole read alive for the rest of the stream. */
+function openingOf(data: string, span: Span, encodedModel: string): CommonOpening {
+  const text = Buffer.from(data.slice(0, span.end)).toString();
+  return { text, rewritten: text.slice(0, span.start) + encodedModel, multiline: text.includes('\n') };
 }
 
 /** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
