@@ -1,15 +1,16 @@
-import { SseParser, type SseMessage } from '../engine/sse-parser.js';
+import { SseParser, type FastLane, type RelayedFrames, type SseMessage } from '../engine/sse-parser.js';
 import type { StreamReader, StreamTranslator } from './dialect.js';
 
-const NONE: readonly SseMessage[] = [];
+const NONE: readonly (SseMessage | RelayedFrames)[] = [];
 
 /**
  * The framing both dialects' streams use today (text/event-stream). Messages are translated one at a time,
  * as the engine pulls them. Until a step has carried something for the caller, a read is cut after its
  * first event, so that event is parsed and translated alone and can be sent before the rest is parsed.
+ * A dialect's fast lane (see FastLane) may relay the events it knows without a message or a translation each.
  */
-export function sseStreamReader(translator: StreamTranslator, maxEventChars: number): StreamReader {
-  const parser = new SseParser(maxEventChars);
+export function sseStreamReader(translator: StreamTranslator, maxEventChars: number, fastLane?: FastLane): StreamReader {
+  const parser = new SseParser(maxEventChars, fastLane);
   let sentFrames = false;
   let messages = NONE;
   let at = 0;
@@ -18,10 +19,10 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
   return {
     push(chunk) {
       if (sentFrames) {
-        messages = parser.push(chunk);
+        messages = parser.pushWithLane(chunk);
       } else {
         const [first, second] = splitAfterFirstEvent(chunk);
-        messages = parser.push(first);
+        messages = parser.pushWithLane(first);
         rest = second;
       }
       at = 0;
@@ -29,11 +30,12 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
     next() {
       while (at === messages.length) {
         if (rest === undefined) return undefined;
-        messages = parser.push(rest);
+        messages = parser.pushWithLane(rest);
         rest = undefined;
         at = 0;
       }
-      const step = translator.translate(messages[at++]!);
+      const message = messages[at++]!;
+      const step = message.kind === 'relay' ? { frames: message.frames } : translator.translate(message);
       if (step.frames !== '') sentFrames = true;
       return step;
     },

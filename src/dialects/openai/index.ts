@@ -55,7 +55,8 @@ export const openaiDialect: Dialect = {
   },
 
   createStreamReader(context) {
-    return sseStreamReader(createOpenAIStreamTranslator(context), context.maxEventChars);
+    const translator = createOpenAIStreamTranslator(context);
+    return sseStreamReader(translator, context.maxEventChars, translator.lane);
   },
 };
 

@@ -2,7 +2,8 @@ import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
-import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
+import type { FastLane } from '../../engine/sse-parser.js';
+import type { StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 
@@ -14,7 +15,10 @@ const CONTINUE: StreamStep = { frames: '' };
  * read as a JSON parser reads them (escapes decoded, every duplicate counted), so what the caller's
  * parser finds at the top level is the routing model, never hidden usage, and never an unnoticed error.
  */
-export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsage }: StreamContext): StreamTranslator {
+export function createOpenAIStreamTranslator(context: StreamContext | StreamReaderContext): StreamTranslator & { readonly lane: FastLane } {
+  const { routingModel, providerId, hideUsage } = context;
+  // The lane leaves larger events to the parser, which refuses them.
+  const maxEventChars = 'maxEventChars' in context ? context.maxEventChars : Infinity;
   const encodedModel = JSON.stringify(routingModel);
   // A provider opens every chunk of a stream alike (id, object, created, model): once one common chunk has
   // shown that its opening puts model at the top level, a later chunk opening with the same text needs only
@@ -26,9 +30,9 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
       const { data } = message;
       if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
       if (opening !== undefined && data.slice(0, opening.text.length) === opening.text) {
-        const rest = restOfCommonChunk(data, opening.text.length, hideUsage);
+        const rest = restOfCommonChunk(data, opening.text.length, data.length, hideUsage);
         // Built in one go: sseData would flatten the joined string only to look for a line break.
-        if (rest !== undefined) return { frames: opening.multiline || rest.includes('\n') ? sseData(opening.rewritten + rest) : `data: ${opening.rewritten}${rest}\n\n` };
+        if (rest !== undefined) return { frames: opening.multiline || rest.includes('\n') ? sseData(opening.rewritten + rest) : `${DATA_FIELD}${opening.rewritten}${rest}\n\n` };
       }
       const common = rewriteCommonChunk(data, encodedModel, hideUsage);
       if (common !== undefined) {
@@ -55,12 +59,33 @@ export function createOpenAIStreamTranslator({ routingModel, providerId, hideUsa
       const frames = sseData(editTopLevel(data, scan, edits));
       return usage ? { frames, usage } : { frames };
     },
+    // Common chunks that open like the last one, taken straight from the parser's text: no message, no step each.
+    lane: {
+      take(text, at) {
+        if (opening === undefined || opening.multiline) return undefined;
+        const { line, rewritten } = opening;
+        let frames = '';
+        let pos = at;
+        // (slice and compare: cheaper than startsWith with a position)
+        while (text.slice(pos, pos + line.length) === line) {
+          const lf = text.indexOf('\n', pos + line.length);
+          // Complete, one data line, not larger than the parser allows: else the parser has it.
+          if (lf < 0 || text.charCodeAt(lf + 1) !== 0x0a || lf - pos - DATA_FIELD.length > maxEventChars) break;
+          const rest = restOfCommonChunk(text, pos + line.length, lf, hideUsage);
+          if (rest === undefined) break;
+          frames += `${DATA_FIELD}${rewritten}${rest}\n\n`;
+          pos = lf + 2;
+        }
+        return pos === at ? undefined : { frames, end: pos };
+      },
+    },
   };
 }
 
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
 const USAGE_NULL_END = ',"usage":null}';
 const QUOTE = 0x22;
+const DATA_FIELD = 'data: ';
 /** What follows the usage key in USAGE_NULL_END. */
 const USAGE_NULL_AFTER_KEY = ':null}'.length;
 /** A key that matters, or an escape that may spell one. */
@@ -71,23 +96,26 @@ const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
 /** The text of a common chunk up to the end of its model value, and the same with the routing model in it. */
 interface CommonOpening {
   readonly text: string;
+  /** The opening as the data line that carries it starts. */
+  readonly line: string;
   readonly rewritten: string;
   /** The opening holds a line break (the event came as several data lines). */
   readonly multiline: boolean;
 }
 
 /**
- * The rest of a chunk (after a known opening) as the caller gets it, or undefined when the chunk is not
- * common: the same checks as rewriteCommonChunk, on the rest alone, since the opening passed them already
- * (no escaped lowercase letter, model once and at the top level, no error, no usage).
+ * The rest of a chunk (from `openingEnd`, after a known opening, to `end`) as the caller gets it, or undefined
+ * when the chunk is not common: the same checks as rewriteCommonChunk, on the rest alone, since the opening
+ * passed them already (no escaped lowercase letter, model once and at the top level, no error, no usage).
  */
-function restOfCommonChunk(data: string, openingEnd: number, hideUsage: boolean): string | undefined {
-  // One pass from the opening's last character on, so a key spelled across the boundary (`"x"model"`) is found too.
+function restOfCommonChunk(text: string, openingEnd: number, end: number, hideUsage: boolean): string | undefined {
+  // One pass from the opening's last character on, so a key spelled across the boundary (`"x"model"`) is found
+  // too. A match ending past `end` is in a later event (none can span a line break).
   KEY_OR_ESCAPE.lastIndex = openingEnd - 1;
-  if (!KEY_OR_ESCAPE.test(data)) return data.slice(openingEnd);
+  if (!KEY_OR_ESCAPE.test(text) || KEY_OR_ESCAPE.lastIndex > end) return text.slice(openingEnd, end);
   // The first match ends where `,"usage":null}` puts its key: it is that usage, and the only key found.
-  if (KEY_OR_ESCAPE.lastIndex !== data.length - USAGE_NULL_AFTER_KEY || !data.endsWith(USAGE_NULL_END)) return undefined;
-  return hideUsage ? `${data.slice(openingEnd, -USAGE_NULL_END.length)}}` : data.slice(openingEnd);
+  if (KEY_OR_ESCAPE.lastIndex !== end - USAGE_NULL_AFTER_KEY || text.slice(end - USAGE_NULL_END.length, end) !== USAGE_NULL_END) return undefined;
+  return hideUsage ? `${text.slice(openingEnd, end - USAGE_NULL_END.length)}}` : text.slice(openingEnd, end);
 }
 
 /**
@@ -115,7 +143,7 @@ function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boole
 /** Copied out of the event, so that the opening does not keep the provider's whole read alive for the rest of the stream. */
 function openingOf(data: string, span: Span, encodedModel: string): CommonOpening {
   const text = Buffer.from(data.slice(0, span.end)).toString();
-  return { text, rewritten: text.slice(0, span.start) + encodedModel, multiline: text.includes('\n') };
+  return { text, line: DATA_FIELD + text, rewritten: text.slice(0, span.start) + encodedModel, multiline: text.includes('\n') };
 }
 
 /** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
