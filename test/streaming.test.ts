@@ -41,6 +41,23 @@ t.test('answers 200 text/event-stream with no-buffering headers and model rewrit
   t.match(JSON.parse(upstream.requests[0]!.body), { model: 'gpt-4o-2024-11-20', stream: true });
 });
 
+t.test('the head reaches the caller while the provider has sent only its own, and the events follow', async (t) => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    await released;
+    res.end(sseBody([chunk('gpt-4o-2024-11-20', { content: 'late' })]));
+  });
+  // fetch resolves on the head: it would wait for the provider's first event if the gateway held the head back.
+  const response = await gateway.post(ask);
+  t.equal(response.status, 200);
+  t.match(response.headers.get('content-type'), /^text\/event-stream/);
+  release();
+  const data = await readDataEvents(response);
+  t.same(data.map((event) => (event === '[DONE]' ? event : (JSON.parse(event) as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content)), ['late', '[DONE]']);
+});
+
 t.test('events split at every few bytes, with CRLF, comments and multi-byte characters, arrive whole', async (t) => {
   const texts = ['Héllo ', '👋🏽 ', '世界', ' ', 'ok'];
   const body =

@@ -43,7 +43,12 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
   });
-  res.flushHeaders();
+  // The head goes out with the first event when that came in the same read as the provider's head (one write,
+  // one packet, sooner), else on the loop's next turn: a caller whose provider is slow to start still sees 200.
+  // (headersSent is already true after writeHead; nothing has been written until an event is.)
+  const flushHead = setImmediate(() => {
+    if (record.firstEventMs === null && !res.writableEnded && !res.destroyed) res.flushHeaders();
+  });
 
   const reader = provider.dialect.createStreamReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
   const idleMs = provider.table.streamIdleTimeoutMs;
@@ -123,6 +128,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
     finish(res, record, interrupted(provider, 'broke the connection mid-stream'));
   } finally {
     clearTimeout(idle);
+    clearImmediate(flushHead);
   }
 }
 
