@@ -63,10 +63,15 @@ export const METHOD = `## Method
   caller gets 20 and 1,000 chunks), on the gateway alone (the proxies translate nothing).
 - **Warm-up.** V8 needs several seconds of load before a process's CPU per request settles (a 1–3 s warm-up
   overstated the gateway's by up to 2×, issue 13). So each target, right after it starts, gets a **one-time
-  warm-up** of \`BENCH_START_WARMUP_SECONDS\` (20) 1-s slices of load, every scenario it serves in turn; each
-  slice's CPU per request is recorded, and the report's *Settling* line shows the first and last slice of each
-  scenario beside its measured median. Then every measured window has its own short warm-up of
-  \`BENCH_WARMUP_SECONDS\` (2) with its scenario, which brings the connections and caches back to that scenario.
+  warm-up** of \`BENCH_START_WARMUP_SECONDS\` (30) 1-s slices of load, every scenario it serves in turn (the
+  gateway's five scenarios thus get 6 slices each); each slice's CPU per request is recorded, and the report's
+  *Settling* line shows each scenario's first and last slice beside its measured median. The default comes from
+  a run with 40 s of it (Node 24, AMD EPYC, 2 cores shared with other sessions, 2026-11-23): the gateway's
+  non-streamed figure was 1,252 µs in its first slice, 476 five seconds later, and at its settled level
+  (367–383 µs, measured 424 under heavy outside load) from about 20 s of mixed load on; the got proxy's
+  (436 → 577 → 487 → 240 µs …) from about 10 s. 30 s leaves a margin. Then every measured window has its own
+  short warm-up of \`BENCH_WARMUP_SECONDS\` (2) with its scenario, which only brings the connections and caches
+  back to that scenario.
 - **Load**: autocannon (programmatic, in \`load-generator.ts\`), a fixed number of keep-alive connections each
   sending its next request as soon as the previous answer is complete, the window's warm-up, then the measured
   window. CPU µs per request = the target's CPU time over the window ÷ answers completed in it. Latency is per
@@ -91,7 +96,7 @@ export const METHOD = `## Method
   generator, each connection sending in turn non-streamed, 20-event, non-streamed, 20-event and 1,000-event
   requests, for \`BENCH_MEMORY_WARMUP_SECONDS\` (30) + \`BENCH_MEMORY_SECONDS\` (300); RSS from \`/proc\` and V8
   heap used from \`/metrics\` every 5 s.
-- **Settings**: \`BENCH_SECONDS\` (10), \`BENCH_START_WARMUP_SECONDS\` (20), \`BENCH_WARMUP_SECONDS\` (2),
+- **Settings**: \`BENCH_SECONDS\` (10), \`BENCH_START_WARMUP_SECONDS\` (30), \`BENCH_WARMUP_SECONDS\` (2),
   \`BENCH_ROUNDS\` (3), \`BENCH_CONNECTIONS\` (32), \`BENCH_TTFE_REQUESTS\` (200), \`BENCH_PIN\` (\`on\`/\`off\`),
   \`BENCH_MAX_OTHER_CPU\`, \`BENCH_RETRIES\`. \`npm run bench:quick\` (1 round, 5 s one-time warm-up, 1 + 3 s
   windows, no repeats) prints without writing this file. \`npm run build\` first: the bench measures \`dist/\`

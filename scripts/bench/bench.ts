@@ -7,11 +7,11 @@
 // (autocannon plus a sequential client for time to first event). This process only starts them, sends commands
 // and writes the report, so the CPU time /proc gives for a target is that target's alone.
 //
-//   npm run bench                       the comparison (about 13 minutes with the defaults); writes BENCHMARKS.md
+//   npm run bench                       the comparison (about 11 minutes with the defaults on a quiet machine); writes BENCHMARKS.md
 //   npm run bench:quick                 1 round, short warm-ups and 3 s windows, prints only
 //   npm run bench -- --soak-memory      steady mixed load on the gateway, RSS every 5 s; writes BENCHMARKS.md
 //
-// Environment: BENCH_SECONDS (10), BENCH_START_WARMUP_SECONDS (20, once per target when it starts),
+// Environment: BENCH_SECONDS (10), BENCH_START_WARMUP_SECONDS (30, once per target when it starts),
 // BENCH_WARMUP_SECONDS (2, before each window), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), BENCH_TTFE_REQUESTS
 // (200), BENCH_MAX_OTHER_CPU (15, % of a core used by processes outside the bench above which a run is made
 // again) and BENCH_RETRIES (2), BENCH_PIN (on|off, default on: targets on CPU 0, everything else on the other

@@ -40,7 +40,7 @@ export const SECONDS = envNumber('BENCH_SECONDS', QUICK ? 3 : 10, 1, 600);
 /** Load before each measured window (the same scenario, the same target). */
 export const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', QUICK ? 1 : 2, 0, 600);
 /** Once per target, right after it starts: 1-s slices of every scenario in turn, so the JIT has settled before any window. */
-export const START_WARMUP_SECONDS = Math.round(envNumber('BENCH_START_WARMUP_SECONDS', QUICK ? 5 : 20, 0, 3600));
+export const START_WARMUP_SECONDS = Math.round(envNumber('BENCH_START_WARMUP_SECONDS', QUICK ? 5 : 30, 0, 3600));
 export const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', QUICK ? 1 : 3, 1, 50));
 export const CONNECTIONS = Math.round(envNumber('BENCH_CONNECTIONS', 32, 1, 1024));
 export const TTFE_REQUESTS = Math.round(envNumber('BENCH_TTFE_REQUESTS', QUICK ? 50 : 200, 10, 100_000));
