@@ -5,8 +5,8 @@ import { METHOD, TEMPLATE } from './bench-text.js';
 import { budgetTable, perEvent } from './budget-table.js';
 import { fixed, int, mib, ms, signed } from './format.js';
 import { BENCHMARKS_MD, describeMachine, packageVersion, writeBlock } from './report.js';
-import { servesScenario, type ComparisonRun } from './rounds.js';
-import { SCENARIOS, scenario, type Scenario } from './scenarios.js';
+import type { ComparisonRun } from './rounds.js';
+import { SCENARIOS, scenario, servesScenario, type Scenario } from './scenarios.js';
 import { commandLine, CONNECTIONS, MAX_OTHER_CPU, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, TTFE_WARMUP, WARMUP_SECONDS, WRITE } from './settings.js';
 import { summaries, type Summary } from './summary.js';
 
@@ -18,7 +18,7 @@ function resultsTable(get: (s: Scenario, target: string) => Summary): string[] {
     '|---|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of SCENARIOS) {
-    for (const name of TARGETS.filter((t) => servesScenario({ name: t, url: '', pid: 0 }, s))) {
+    for (const name of TARGETS.filter((t) => servesScenario(t, s))) {
       const x = get(s, name);
       const range = ROUNDS > 1 ? ` (${fixed(x.cpuPerRequestMin, 0)}–${fixed(x.cpuPerRequestMax, 0)})` : '';
       const ttfe = `${s.events === null ? '(' : ''}${ms(x.ttfeP50)} / ${ms(x.ttfeP99)}${s.events === null ? ')' : ''}`;

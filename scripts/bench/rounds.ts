@@ -8,7 +8,7 @@ import { countedRequests, startGateway } from './bench-gateway.js';
 import { startLoadGenerator } from './load-client.js';
 import { measuredWindow, type RunContext } from './measured-window.js';
 import { rssBytes } from './proc-stats.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { SCENARIOS, servesScenario } from './scenarios.js';
 import { CONNECTIONS, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, WARMUP_SECONDS } from './settings.js';
 import { fatal, pin, startMockProvider, startProxies, type Target } from './targets.js';
 import { ttfeRun } from './ttfe.js';
@@ -31,8 +31,6 @@ export interface ComparisonRun {
   readonly counted: number;
   readonly elapsedMin: number;
 }
-
-export const servesScenario = (target: Target, scenario: Scenario) => !scenario.gatewayOnly || target.name === 'gateway';
 
 export async function runComparison(): Promise<ComparisonRun> {
   const started = Date.now();
@@ -58,14 +56,14 @@ export async function runComparison(): Promise<ComparisonRun> {
   process.stderr.write(`bench: mock provider pid ${mock.child.pid}, gateway pid ${gateway.pid} (${gateway.origin}), raw proxy pid ${raw!.pid}, got proxy pid ${got!.pid}, load generator pid ${loader.pid}\n`);
 
   const warmUps = new Map<string, WarmUpSlices>();
-  for (const target of targets) warmUps.set(target.name, await warmUp(context, target, SCENARIOS.filter((s) => servesScenario(target, s)), START_WARMUP_SECONDS));
+  for (const target of targets) warmUps.set(target.name, await warmUp(context, target, SCENARIOS.filter((s) => servesScenario(target.name, s)), START_WARMUP_SECONDS));
 
   const samples = new Map<string, Sample[]>();
   const servedBy: Record<string, number> = {};
   for (let round = 1; round <= ROUNDS; round++) {
     const tag = `[round ${round}/${ROUNDS}]`;
     for (const [index, scenario] of SCENARIOS.entries()) {
-      const serving = targets.filter((t) => servesScenario(t, scenario));
+      const serving = targets.filter((t) => servesScenario(t.name, scenario));
       const order = (round + index) % 2 === 1 ? serving : [...serving].reverse();
       const loads = new Map<Target, LoadResult>();
       for (const target of order) loads.set(target, await measuredWindow(context, target, scenario, tag));

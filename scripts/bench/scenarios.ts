@@ -25,6 +25,7 @@ export interface Scenario {
 }
 
 export const isGatewayTarget = (name: string) => name === 'gateway';
+export const servesScenario = (targetName: string, scenario: Scenario) => !scenario.gatewayOnly || isGatewayTarget(targetName);
 
 /** The model a target's every answer (every chunk) must carry: the routing string through the gateway, the upstream name through a proxy. */
 export function expectedModel(scenario: Scenario, targetName: string): string {
