@@ -65,7 +65,8 @@ export const METHOD = `## Method
   overstated the gateway's by up to 2×, issue 13). So each target, right after it starts, gets a **one-time
   warm-up** of \`BENCH_START_WARMUP_SECONDS\` (30) 1-s slices of load, every scenario it serves in turn (the
   gateway's five scenarios thus get 6 slices each); each slice's CPU per request is recorded, and the report's
-  *Settling* line shows each scenario's first and last slice beside its measured median. The default comes from
+  *Settling* line shows each scenario's first and last slice beside its measured median, and from which second of
+  the warm-up on every slice stayed within 15% of that median. The default comes from
   a run with 40 s of it (Node 24, AMD EPYC, 2 cores shared with other sessions, 2026-11-23): the gateway's
   non-streamed figure was 1,252 µs in its first slice, 476 five seconds later, and at its settled level
   (367–383 µs, measured 424 under heavy outside load) from about 20 s of mixed load on; the got proxy's

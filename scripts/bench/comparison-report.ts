@@ -33,19 +33,26 @@ function resultsTable(get: (s: Scenario, target: string) => Summary): string[] {
   return table;
 }
 
-/** Per target: each scenario's first and last warm-up slice beside its measured median (how far from settled a short warm-up is). */
+/**
+ * Per target: each scenario's first and last warm-up slice beside its measured median, and from when on every
+ * slice stayed within 15% of that median (its start in seconds of warm-up; the scenarios take turns, one slice each).
+ */
 function warmUpNote(run: ComparisonRun, get: (s: Scenario, target: string) => Summary): string {
   if (START_WARMUP_SECONDS === 0) return '- No one-time warm-up (`BENCH_START_WARMUP_SECONDS=0`).';
   const parts = TARGETS.map((name) => {
     const slices = run.warmUps.get(name)!;
-    const shown = SCENARIOS.filter((s) => (slices.get(s.id) ?? []).length > 0).map((s) => {
+    const served = SCENARIOS.filter((s) => (slices.get(s.id) ?? []).length > 0);
+    const shown = served.map((s) => {
       const list = slices.get(s.id)!;
       const measured = get(s, name).cpuPerRequest;
-      return `${s.id} ${fixed(list[0]!, 0)} → ${fixed(list.at(-1)!, 0)} (measured ${fixed(measured, 0)}; first slice ${fixed(list[0]! / measured, 2)}×)`;
+      let from = list.length;
+      while (from > 0 && list[from - 1]! <= measured * 1.15) from--;
+      const settled = from === list.length ? 'never within 15%' : `within 15% from ${from * served.length + served.indexOf(s)} s on`;
+      return `${s.id} ${fixed(list[0]!, 0)} → ${fixed(list.at(-1)!, 0)} (measured ${fixed(measured, 0)}; ${settled})`;
     });
     return `${name}: ${shown.join(', ')}`;
   });
-  return `- Settling: CPU µs per request in the first and last 1-s slice of each target's one-time warm-up, against the measured median: ${parts.join('; ')}.`;
+  return `- Settling: CPU µs per request in the first and the last 1-s slice of each target's one-time warm-up, against the measured median: ${parts.join('; ')}.`;
 }
 
 export function writeComparisonReport(run: ComparisonRun): void {
