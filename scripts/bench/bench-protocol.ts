@@ -73,6 +73,8 @@ export interface SequentialResult {
   readonly firstByteP99Ms: number;
   readonly totalP50Ms: number;
   readonly count: number;
+  /** Measured answers per x-gateway-served-by value (the gateway's endpoint); empty for the proxies. */
+  readonly servedBy: Readonly<Record<string, number>>;
 }
 
 export interface SequentialResults {

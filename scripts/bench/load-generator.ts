@@ -102,6 +102,8 @@ async function load(command: LoadCommand): Promise<LoadResult> {
 interface Timed {
   readonly firstByteMs: number;
   readonly totalMs: number;
+  /** The gateway's x-gateway-served-by header (which endpoint served), '' when none. */
+  readonly servedBy: string;
 }
 
 interface SequentialTarget {
@@ -135,7 +137,7 @@ function oneRequest(command: SequentialCommand, target: SequentialTarget, agent:
             reject(error);
             return;
           }
-          resolve({ firstByteMs, totalMs });
+          resolve({ firstByteMs, totalMs, servedBy: String(res.headers['x-gateway-served-by'] ?? '') });
         });
         res.on('error', reject);
       },
@@ -180,6 +182,7 @@ async function sequential(command: SequentialCommand): Promise<SequentialResults
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
   const firstBytes = targets.map(() => new Float64Array(command.count));
   const totals = targets.map(() => new Float64Array(command.count));
+  const servedBy = targets.map((): Record<string, number> => ({}));
   let elapsedMs = 0;
   let foreignCpuTicks = 0;
   try {
@@ -194,6 +197,7 @@ async function sequential(command: SequentialCommand): Promise<SequentialResults
         const timed = await oneRequest(command, targets[t]!, agents[t]!);
         firstBytes[t]![i] = timed.firstByteMs;
         totals[t]![i] = timed.totalMs;
+        if (timed.servedBy !== '') servedBy[t]![timed.servedBy] = (servedBy[t]![timed.servedBy] ?? 0) + 1;
       }
     }
     elapsedMs = performance.now() - started;
@@ -204,7 +208,7 @@ async function sequential(command: SequentialCommand): Promise<SequentialResults
   const perTarget = targets.map((_, t): SequentialResult => {
     const first = firstBytes[t]!.sort();
     const total = totals[t]!.sort();
-    return { firstByteP50Ms: percentile(first, 50), firstByteP99Ms: percentile(first, 99), totalP50Ms: percentile(total, 50), count: command.count };
+    return { firstByteP50Ms: percentile(first, 50), firstByteP99Ms: percentile(first, 99), totalP50Ms: percentile(total, 50), count: command.count, servedBy: servedBy[t]! };
   });
   return { perTarget, elapsedMs, foreignCpuTicks, ticksPerSecond: clockTicksPerSecond() };
 }

@@ -1,0 +1,56 @@
+// The budget of issue 13 as `npm run bench` checks it: each line the gateway against the got proxy measured in
+// the same run, with the raw proxy beside it as the floor, the limit, and the verdict (met, or the exact gap).
+import { fixed, ms, signed } from './format.js';
+import { readBlock } from './report.js';
+import { scenario, type Scenario } from './scenarios.js';
+import { marginalPerEvent, type Summary } from './summary.js';
+
+type Get = (scenario: Scenario, target: string) => Summary;
+
+const HEADER = ['| Budget (issue 13) | Scenario | Gateway | got proxy | Limit | Verdict | raw proxy (floor) |', '|---|---|---:|---:|---:|---|---:|'];
+
+function cpuLine(get: Get, s: Scenario, factor: number): string {
+  const gw = get(s, 'gateway').cpuPerRequest;
+  const gp = get(s, 'got proxy').cpuPerRequest;
+  const limit = factor * gp;
+  const ratio = gw / gp;
+  const verdict = gw <= limit ? `met (${fixed(ratio, 2)}×, ${fixed(limit - gw, 0)} µs to spare)` : `**not met**: ${fixed(ratio, 2)}×, ${fixed(gw - limit, 0)} µs per request over`;
+  return `| CPU per request ≤ ${factor}× got proxy | ${s.label} | ${fixed(gw, 0)} µs | ${fixed(gp, 0)} µs | ≤ ${fixed(limit, 0)} µs | ${verdict} | ${fixed(get(s, 'raw proxy').cpuPerRequest, 0)} µs |`;
+}
+
+function ttfeLine(get: Get, s: Scenario): string {
+  const gw = get(s, 'gateway').ttfeP50;
+  const gp = get(s, 'got proxy').ttfeP50;
+  const limit = gp + 0.1;
+  const verdict = gw <= limit ? `met (${signed(gw - gp)} ms)` : `**not met**: ${signed(gw - gp)} ms, ${fixed(gw - limit, 2)} ms over`;
+  return `| TTFE p50 ≤ got proxy + 0.1 ms | ${s.label} | ${ms(gw)} ms | ${ms(gp)} ms | ≤ ${ms(limit)} ms | ${verdict} | ${ms(get(s, 'raw proxy').ttfeP50)} ms |`;
+}
+
+/** Marginal µs per event of a target, and ÷ 1,001 (the 1,000-event request's CPU over its events and [DONE]). */
+export function perEvent(get: Get, target: string, long: Scenario, short: Scenario): { marginal: number; perAll: number } {
+  const l = get(long, target);
+  return { marginal: marginalPerEvent(l, get(short, target), long.events!, short.events!), perAll: l.cpuPerRequest / (long.events! + 1) };
+}
+
+const both = (p: { marginal: number; perAll: number }) => `${fixed(p.marginal, 2)} µs (÷ 1,001: ${fixed(p.perAll, 2)})`;
+
+export function budgetTable(get: Get): string[] {
+  const [json, sse20, sse1000, a20, a1000] = ['json', 'sse20', 'sse1000', 'anthropic20', 'anthropic1000'].map(scenario) as [Scenario, Scenario, Scenario, Scenario, Scenario];
+  const gw = perEvent(get, 'gateway', sse1000, sse20);
+  const gp = perEvent(get, 'got proxy', sse1000, sse20);
+  const rp = perEvent(get, 'raw proxy', sse1000, sse20);
+  const limit = gp.marginal + 0.5;
+  const eventVerdict = gw.marginal <= limit ? `met (${signed(gw.marginal - gp.marginal)} µs, marginal)` : `**not met** (marginal): ${signed(gw.marginal - gp.marginal)} µs, ${fixed(gw.marginal - limit, 2)} µs per event over`;
+  const anthropic = perEvent(get, 'gateway', a1000, a20);
+  const memoryVerdict = /\*\*Verdict\*\*: ([^\n]*)/.exec(readBlock('MEMORY') ?? '')?.[1];
+  return [
+    ...HEADER,
+    cpuLine(get, json, 1.1),
+    cpuLine(get, sse20, 1.25),
+    `| CPU per event ≤ got proxy + 0.5 µs | ${sse1000.label} | ${both(gw)} | ${both(gp)} | ≤ ${fixed(limit, 2)} µs | ${eventVerdict} | ${both(rp)} |`,
+    ttfeLine(get, sse20),
+    ttfeLine(get, sse1000),
+    `| Anthropic dialect per event (reported, no limit) | ${a1000.label} | ${both(anthropic)} | | | ${signed(anthropic.marginal - gw.marginal)} µs per event beside the OpenAI dialect's | |`,
+    `| Flat memory | 5-minute soak | | | see [Memory](#memory-at-steady-load) | ${memoryVerdict ?? 'not measured yet (`npm run bench -- --soak-memory`)'} | |`,
+  ];
+}
