@@ -46,12 +46,12 @@ function benchDist(): string {
 
 let server: string | undefined;
 
-/** Starts the gateway with both endpoints of every bench provider on the mock provider at `mockPort`. */
-export async function startGateway(mockPort: number): Promise<Gateway> {
+/** Starts the gateway with both endpoints of every bench provider on the mock provider at `mockPort`; `nodeArgs` go to node. */
+export async function startGateway(mockPort: number, nodeArgs: readonly string[] = []): Promise<Gateway> {
   server ??= benchDist();
   const mock = `http://127.0.0.1:${mockPort}/v1`;
   const child = track(
-    spawn(process.execPath, [server], {
+    spawn(process.execPath, [...nodeArgs, server], {
       cwd: REPO,
       env: bareEnv({ BENCH_ENDPOINT_A_URL: mock, BENCH_ENDPOINT_B_URL: mock, BENCH_ANTHROPIC_KEY: FAKE_ANTHROPIC_KEY, PORT: '0', HOST: '127.0.0.1' }),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -26,9 +26,10 @@ import { writeComparisonReport } from './comparison-report.js';
 import { memorySoak } from './memory-soak.js';
 import { ensureBuilt } from './report.js';
 import { runComparison } from './rounds.js';
-import { SOAK } from './settings.js';
+import { checkBenchArguments, SOAK } from './settings.js';
 import { fatal } from './targets.js';
 
+checkBenchArguments();
 killAllOnExit('bench');
 process.on('uncaughtException', (error) => fatal(error));
 process.on('unhandledRejection', (error) => fatal(error));

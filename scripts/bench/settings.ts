@@ -6,14 +6,17 @@ import os from 'node:os';
 export const argv = process.argv.slice(2);
 const flag = (name: string) => argv.some((arg) => arg === name || arg.startsWith(`${name}=`));
 const flagValue = (name: string) => argv.find((arg) => arg.startsWith(`${name}=`))?.slice(name.length + 1);
-for (const arg of argv) {
-  if (!/^--(quick|no-write|soak-memory(=\d+)?)$/.test(arg)) {
-    process.stderr.write(`bench: unknown argument ${arg} (known: --quick, --no-write, --soak-memory[=seconds])\n`);
-    process.exit(2);
+/** Exits 2 on an argument `npm run bench` does not know (other scripts share these modules, with their own flags). */
+export function checkBenchArguments(): void {
+  for (const arg of argv) {
+    if (!/^--(quick|no-write|soak-memory(=\d+)?)$/.test(arg)) {
+      process.stderr.write(`bench: unknown argument ${arg} (known: --quick, --no-write, --soak-memory[=seconds])\n`);
+      process.exit(2);
+    }
   }
 }
 
-function envNumber(name: string, fallback: number, min: number, max: number): number {
+export function envNumber(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

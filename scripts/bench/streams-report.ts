@@ -1,0 +1,88 @@
+// The report of `npm run bench:streams`: one row per stream count and target, the issue-13 budget lines for the
+// gateway at the largest count, how many streams fit under the shipped 512 MiB container limit, and the heap by
+// class when --heap asked for it. Printed, and written to the STREAMS block of BENCHMARKS.md unless told not to.
+import { TEMPLATE } from './bench-text.js';
+import { fixed, int, mib } from './format.js';
+import { describeMachine, writeBlock } from './report.js';
+
+export interface StreamsResult {
+  readonly target: string;
+  readonly streams: number;
+  /** Streams the load side still had open when the window closed (all of them, unless some failed). */
+  readonly openDuringWindow: number;
+  readonly idleRss: number;
+  /** Median RSS over the window (sampled every 250 ms). */
+  readonly windowRss: number;
+  readonly peakRss: number;
+  readonly cpuPerEvent: number;
+  /** CPU over the window as a share of one core. */
+  readonly cpuShare: number;
+  readonly eventsPerSecond: number;
+  readonly addedGapP50: number;
+  readonly addedGapP99: number;
+  readonly latencyP50: number;
+  readonly latencyP99: number;
+  readonly completed: number;
+  readonly errors: readonly [string, number][];
+  readonly heap: { readonly total: number; readonly rows: readonly [string, number][] } | null;
+}
+
+export interface StreamsSettings {
+  readonly paceMs: number;
+  readonly windowSeconds: number;
+  readonly openPerSecond: number;
+  readonly write: boolean;
+  readonly command: string;
+}
+
+const CONTAINER_LIMIT = 512 * 1024 * 1024;
+const KIB_PER_STREAM_BUDGET = 48;
+const GAP_MARGIN_MS = 5;
+
+const kibPerStream = (r: StreamsResult) => (r.windowRss - r.idleRss) / 1024 / r.streams;
+const errorText = (r: StreamsResult) => (r.errors.length === 0 ? 'none' : r.errors.map(([kind, n]) => `${n}× ${kind}`).join(', '));
+
+/** Streams one process holds under the container limit at the measured cost per stream (RSS at idle included). */
+export function streamsUnderLimit(r: StreamsResult): number {
+  return Math.floor((CONTAINER_LIMIT - r.idleRss) / ((r.windowRss - r.idleRss) / r.streams));
+}
+
+export function writeStreamsReport(results: readonly StreamsResult[], settings: StreamsSettings): void {
+  const lines = [
+    '### Open streams (`npm run bench:streams`)',
+    '',
+    ...describeMachine(`pace ${settings.paceMs} ms per chunk, ${settings.windowSeconds} s window with every stream open, opened at ${settings.openPerSecond}/s`),
+    `- Command: \`${settings.command}\``,
+    '',
+    '| Streams | Target | idle RSS (MiB) | RSS in window (MiB, median / peak) | **RSS per open stream (KiB)** | CPU per chunk (µs) | CPU (% of a core) | chunks/s | added gap p50 / **p99** (ms) | delay p50 / p99 (ms) | streams whole | errors |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${int(r.streams)} | ${r.target} | ${fixed(mib(r.idleRss), 0)} | ${fixed(mib(r.windowRss), 0)} / ${fixed(mib(r.peakRss), 0)} | **${fixed(kibPerStream(r), 1)}** | ${fixed(r.cpuPerEvent, 1)} | ${fixed(r.cpuShare * 100, 0)}% | ${int(r.eventsPerSecond)} | ${fixed(r.addedGapP50, 2)} / **${fixed(r.addedGapP99, 2)}** | ${fixed(r.latencyP50, 2)} / ${fixed(r.latencyP99, 2)} | ${int(r.completed)} of ${int(r.streams)} | ${errorText(r)} |`,
+    );
+  }
+  const largest = Math.max(...results.map((r) => r.streams));
+  const at = (target: string) => results.find((r) => r.streams === largest && r.target === target);
+  const gateway = at('gateway');
+  const raw = at('raw proxy');
+  if (gateway && raw) {
+    const kib = kibPerStream(gateway);
+    const gap = gateway.addedGapP99 - raw.addedGapP99;
+    lines.push(
+      '',
+      `Budget (issue 13), gateway at ${int(largest)} streams:`,
+      `- RSS per open stream ≤ ${KIB_PER_STREAM_BUDGET} KiB: ${fixed(kib, 1)} KiB — ${kib <= KIB_PER_STREAM_BUDGET ? 'met' : `**not met** (over by ${fixed(kib - KIB_PER_STREAM_BUDGET, 1)} KiB)`} (raw proxy ${fixed(kibPerStream(raw), 1)} KiB)`,
+      `- p99 added gap within ${GAP_MARGIN_MS} ms of the raw proxy's: ${fixed(gateway.addedGapP99, 2)} vs ${fixed(raw.addedGapP99, 2)} ms (${gap >= 0 ? '+' : ''}${fixed(gap, 2)}) — ${gap <= GAP_MARGIN_MS ? 'met' : '**not met**'}`,
+      `- no errors: ${gateway.errors.length === 0 && gateway.completed === gateway.streams ? 'met' : `**not met** (${errorText(gateway)})`}`,
+      `- Under the shipped 512 MiB container limit, one gateway process holds about **${int(Math.floor(streamsUnderLimit(gateway) / 100) * 100)} open streams** at this cost per stream (idle RSS included; before any other load).`,
+    );
+  }
+  for (const r of results.filter((x) => x.heap)) {
+    lines.push('', `Gateway heap per open stream at ${int(r.streams)} streams (snapshot with every stream open minus one idle, by class; --heap; that run's RSS includes what the snapshots left): ${fixed(r.heap!.total / 1024, 1)} KiB of JavaScript heap per stream of ${fixed(kibPerStream(r), 1)} KiB RSS.`, '', '| Class | bytes per stream |', '|---|---:|');
+    for (const [name, bytes] of r.heap!.rows) lines.push(`| \`${name.replace(/[|`]/g, ' ').slice(0, 60)}\` | ${int(bytes)} |`);
+  }
+  const text = lines.join('\n');
+  process.stdout.write(`\n${text}\n`);
+  if (settings.write) writeBlock('STREAMS', text, TEMPLATE);
+}

@@ -1,0 +1,161 @@
+// `npm run bench:streams` (issue 13): how many open streams one process holds, and what each costs. A provider
+// that paces its chunks (paced-provider.ts, one every PACE_MS) and load processes of their own (stream-load.ts)
+// that open N streams and read them; for each N, the raw proxy, the got proxy and the gateway (dist/, as ops run
+// it, on the bench routing table) are measured in turn, each in a fresh process with a fresh provider. While all
+// N are open: the target's RSS above its idle RSS per stream, its CPU per relayed chunk, and the gap each caller
+// saw between two chunks minus the gap the provider made (p50/p99); then every stream must end whole.
+//
+//   npm run bench:streams                       N = 1,000 and 4,000; writes the STREAMS block of BENCHMARKS.md
+//   npm run bench:streams -- --quick            N = 200 and 800, short windows, prints only
+//   npm run bench:streams -- --heap             and, for each N, one more gateway run with a heap snapshot idle and
+//                                               one with N open: the heap per stream by class (its row reported apart)
+//
+// Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PACE_MS (100), BENCH_STREAMS_WINDOW_SECONDS (15),
+// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_PIN (on: the target on CPU 0, provider and load on the others).
+// Needs `npm run build` first (it builds when dist/ is missing). Loopback only; every child is killed on the way out.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startGateway } from './bench-gateway.js';
+import { killAll, killAllOnExit } from './children.js';
+import { heapGrowthPerStream, takeHeapSnapshot, type HeapByClass } from './heap-breakdown.js';
+import { cpuMicros, median, rssBytes } from './proc-stats.js';
+import { ensureBuilt } from './report.js';
+import { envNumber, OTHER_CPUS, TARGET_CPUS } from './settings.js';
+import { startStreamLoad, type StreamLoad } from './stream-load-client.js';
+import { addHistogram, histogramPercentileMs, HISTOGRAM_BUCKETS } from './stream-protocol.js';
+import { writeStreamsReport, type StreamsResult } from './streams-report.js';
+import { fatal, pin, runDir, startForked } from './targets.js';
+
+const argv = process.argv.slice(2);
+for (const arg of argv) {
+  if (!/^--(quick|heap|no-write)$/.test(arg)) {
+    process.stderr.write(`bench:streams: unknown argument ${arg} (known: --quick, --heap, --no-write)\n`);
+    process.exit(2);
+  }
+}
+const QUICK = argv.includes('--quick');
+const HEAP = argv.includes('--heap');
+const WRITE = !QUICK && !argv.includes('--no-write');
+const COUNTS = (process.env['BENCH_STREAMS_COUNTS'] ?? (QUICK ? '200,800' : '1000,4000')).split(',').map(Number);
+if (COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 9000)) {
+  process.stderr.write('bench:streams: BENCH_STREAMS_COUNTS must be integers from 1 to 9000, comma-separated (each stream costs the target two sockets; the file limit here is 20,000)\n');
+  process.exit(2);
+}
+const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 100, 5, 10_000);
+const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
+const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 500, 10, 100_000);
+const SETTLE_SECONDS = 2;
+/** Streams per load process: each keeps well under its own file limit and one core's worth of reading. */
+const STREAMS_PER_LOAD = 2000;
+const TARGETS = ['raw proxy', 'got proxy', 'gateway'] as const;
+type TargetName = (typeof TARGETS)[number];
+
+killAllOnExit('bench:streams');
+process.on('uncaughtException', (error) => fatal(error));
+process.on('unhandledRejection', (error) => fatal(error));
+ensureBuilt('bench:streams');
+
+async function startTarget(name: TargetName, providerPort: number, heapDir: string | null): Promise<{ pid: number; url: string; model: string; stop(): Promise<void> }> {
+  if (name === 'gateway') {
+    const nodeArgs = heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [];
+    const gateway = await startGateway(providerPort, nodeArgs);
+    return { pid: gateway.pid, url: gateway.url, model: 'bench/llama3.2', stop: () => gateway.stop() };
+  }
+  const { child, port } = await startForked(name === 'raw proxy' ? 'raw-proxy.ts' : 'got-proxy.ts', `the ${name}`, { UPSTREAM_PORT: String(providerPort) });
+  return { pid: child.pid!, url: `http://127.0.0.1:${port}/v1/chat/completions`, model: 'llama3.2', stop: async () => void child.kill('SIGKILL') };
+}
+
+/**
+ * One target at one stream count, in fresh processes. `withHeap` (the gateway only) takes a heap snapshot idle and
+ * one with every stream open; a snapshot disturbs RSS and CPU, so that run's row is reported apart.
+ */
+async function measure(name: TargetName, streams: number, withHeap = false): Promise<StreamsResult> {
+  const heapDir = withHeap ? join(runDir(), 'heap') : null;
+  if (heapDir) mkdirSync(heapDir, { recursive: true });
+  const provider = await startForked('paced-provider.ts', 'the paced provider', { PACE_MS: String(PACE_MS) });
+  const target = await startTarget(name, provider.port, heapDir);
+  const loadCount = Math.ceil(streams / STREAMS_PER_LOAD);
+  const loads: StreamLoad[] = await Promise.all(Array.from({ length: loadCount }, () => startStreamLoad()));
+  pin(target.pid, TARGET_CPUS);
+  for (const pid of [process.pid, provider.child.pid!, ...loads.map((l) => l.pid)]) pin(pid, OTHER_CPUS);
+  await sleep(1000);
+  const idleRss = rssBytes(target.pid);
+  const idleHeap: HeapByClass | null = heapDir ? await takeHeapSnapshot(target.pid, heapDir) : null;
+
+  const rampSeconds = streams / OPEN_PER_SECOND;
+  const events = Math.ceil(((rampSeconds + SETTLE_SECONDS + WINDOW_SECONDS + 3) * 1000) / PACE_MS);
+  const body = JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Tell me a long story.' }], stream: true, stream_options: { include_usage: true }, max_tokens: events });
+  process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms), opening ${OPEN_PER_SECOND}/s… `);
+  loads.forEach((load, i) => {
+    const share = Math.floor(streams / loadCount) + (i < streams % loadCount ? 1 : 0);
+    load.send({ type: 'open', url: target.url, body, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events });
+  });
+  await Promise.all(loads.map((load) => load.next('opened', (rampSeconds + 60) * 1000)));
+  await sleep(SETTLE_SECONDS * 1000);
+
+  const rssSamples: number[] = [];
+  const cpuBefore = cpuMicros(target.pid);
+  const started = performance.now();
+  for (const load of loads) load.send({ type: 'measure' });
+  while (performance.now() - started < WINDOW_SECONDS * 1000) {
+    await sleep(250);
+    rssSamples.push(rssBytes(target.pid));
+  }
+  const windows = loads.map((load) => load.next('window', 30_000));
+  for (const load of loads) load.send({ type: 'stop' });
+  const cpu = cpuMicros(target.pid) - cpuBefore;
+  const seconds = (performance.now() - started) / 1000;
+  const replies = await Promise.all(windows);
+  const heap = idleHeap && heapDir ? heapGrowthPerStream(idleHeap, await takeHeapSnapshot(target.pid, heapDir), streams) : null;
+
+  const finished = loads.map((load) => load.next('finished', (events * PACE_MS) + 120_000));
+  for (const load of loads) load.send({ type: 'finish' });
+  const ends = await Promise.all(finished);
+  await target.stop();
+  for (const load of loads) load.stop();
+  provider.child.kill('SIGKILL');
+
+  const addedGap = new Array<number>(HISTOGRAM_BUCKETS).fill(0);
+  const latency = new Array<number>(HISTOGRAM_BUCKETS).fill(0);
+  for (const reply of replies) {
+    addHistogram(addedGap, reply.addedGap);
+    addHistogram(latency, reply.latency);
+  }
+  const windowEvents = replies.reduce((sum, r) => sum + r.events, 0);
+  const errors = new Map<string, number>();
+  for (const end of ends) for (const [kind, count] of end.errors) errors.set(kind, (errors.get(kind) ?? 0) + count);
+  const result: StreamsResult = {
+    target: withHeap ? `${name} (heap snapshots)` : name,
+    streams,
+    openDuringWindow: replies.reduce((sum, r) => sum + r.openNow, 0),
+    idleRss,
+    windowRss: median(rssSamples),
+    peakRss: Math.max(...rssSamples),
+    cpuPerEvent: cpu / windowEvents,
+    cpuShare: cpu / 1e6 / seconds,
+    eventsPerSecond: windowEvents / seconds,
+    addedGapP50: histogramPercentileMs(addedGap, 50),
+    addedGapP99: histogramPercentileMs(addedGap, 99),
+    latencyP50: histogramPercentileMs(latency, 50),
+    latencyP99: histogramPercentileMs(latency, 99),
+    completed: ends.reduce((sum, e) => sum + e.completed, 0),
+    errors: [...errors],
+    heap,
+  };
+  process.stderr.write(`${((result.windowRss - idleRss) / 1024 / streams).toFixed(1)} KiB/stream, p99 added gap ${result.addedGapP99.toFixed(2)} ms, ${result.completed}/${streams} whole\n`);
+  return result;
+}
+
+try {
+  const results: StreamsResult[] = [];
+  for (const streams of COUNTS) {
+    for (const name of TARGETS) results.push(await measure(name, streams));
+    if (HEAP) results.push(await measure('gateway', streams, true));
+  }
+  writeStreamsReport(results, { paceMs: PACE_MS, windowSeconds: WINDOW_SECONDS, openPerSecond: OPEN_PER_SECOND, write: WRITE, command: ['npm run bench:streams', ...(argv.length ? ['--', ...argv] : [])].join(' ') });
+} catch (error) {
+  fatal(error);
+}
+killAll();
+process.exit(0);
