@@ -17,8 +17,9 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const child: ChildProcess = spawn(process.execPath, [SERVER], {
+/** `nodeArgs` go to node before the script (e.g. --heapsnapshot-signal). */
+export async function startGatewayProcess(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<GatewayProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, SERVER], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

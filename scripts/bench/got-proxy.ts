@@ -11,7 +11,8 @@ import got from 'got';
 const upstreamPort = Number(process.env['UPSTREAM_PORT']);
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) throw new Error('UPSTREAM_PORT must be set');
 
-const agent = new Agent({ keepAlive: true, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' });
+// No cap on sockets (as the gateway's agent has none): bench:streams holds thousands of streams open at once.
+const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' });
 const client = got.extend({
   prefixUrl: `http://127.0.0.1:${upstreamPort}`,
   method: 'POST',

@@ -1,7 +1,7 @@
 // `npm run bench:streams -- --heap`: what the gateway's JavaScript heap holds per open stream. Node writes a heap
 // snapshot on SIGUSR2 (--heapsnapshot-signal) into a folder of this run; this module waits for each file, sums
-// the self size of every node by class (an object's constructor name, or the kind of a string, array, closure,
-// code or system object), and compares a snapshot with N streams open to one taken idle.
+// the self size of every node by class (an object's constructor name, a closure's function name, or the kind of a
+// string, array, code or system object), and compares a snapshot with N streams open to one taken idle.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,7 +53,7 @@ function heapByClass(file: SnapshotFile): HeapByClass {
   for (let i = 0; i < file.nodes.length; i += stride) {
     const type = types[file.nodes[i + typeAt]!]!;
     const name = file.strings[file.nodes[i + nameAt]!]!;
-    const key = type === 'object' || type === 'native' ? name : type === 'hidden' || type === 'synthetic' ? `(${type}) ${name}` : `(${type})`;
+    const key = type === 'closure' ? `(closure) ${name || 'anonymous'}` : type === 'object' || type === 'native' ? name : type === 'hidden' || type === 'synthetic' ? `(${type}) ${name}` : `(${type})`;
     byClass.set(key, (byClass.get(key) ?? 0) + file.nodes[i + sizeAt]!);
   }
   return byClass;

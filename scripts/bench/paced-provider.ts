@@ -1,5 +1,5 @@
 // The provider for `npm run bench:streams`: an OpenAI-style chat-completions server that paces its stream as a
-// model does, one chunk every PACE_MS (default 100), so that thousands of streams stay open at once. Forked by
+// model does, one chunk every PACE_MS (streams.ts sets it), so that thousands of streams stay open at once. Forked by
 // streams.ts (IPC), it imports nothing but node: built-ins.
 //
 // A streamed request gets a role chunk, `max_tokens` content chunks, a finish chunk and `data: [DONE]`; when the

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 const upstreamPort = Number(process.env['UPSTREAM_PORT']);
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) throw new Error('UPSTREAM_PORT must be set');
 
-const agent = new Agent({ keepAlive: true, maxSockets: 1024, maxFreeSockets: 256, scheduling: 'lifo' });
+// No cap on sockets (as the gateway's agent has none): bench:streams holds thousands of streams open at once.
+const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' });
 
 const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
   const upstream = request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent }, (upstreamRes) => {

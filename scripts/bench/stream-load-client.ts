@@ -27,7 +27,7 @@ export async function startStreamLoad(): Promise<StreamLoad> {
     next(type, timeoutMs) {
       return whenReady(
         child,
-        'a stream load process',
+        `a stream load process's "${type}" reply`,
         new Promise((resolve) => {
           const onMessage = (reply: StreamLoadReply) => {
             if (reply.type !== type) return;

@@ -93,6 +93,7 @@ process.on('message', (command: StreamLoadCommand) => {
       const onOpen = () => {
         if (++opened === total) reply({ type: 'opened' });
       };
+      if (process.env['STREAM_LOAD_DEBUG']) setInterval(() => process.stderr.write(`load ${process.pid}: asked ${asked} opened ${opened} settled ${settled} errors ${JSON.stringify([...errors])}\n`), 5000).unref();
       const ramp = setInterval(() => {
         for (let i = 0; i < batch && asked < total; i++, asked++) openStream(command.url, command.body, command.events, onOpen);
         if (asked === total) clearInterval(ramp);

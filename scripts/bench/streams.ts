@@ -1,5 +1,5 @@
 // `npm run bench:streams` (issue 13): how many open streams one process holds, and what each costs. A provider
-// that paces its chunks (paced-provider.ts, one every PACE_MS) and load processes of their own (stream-load.ts)
+// that paces its chunks (paced-provider.ts, one per second by default) and load processes of their own (stream-load.ts)
 // that open N streams and read them; for each N, the raw proxy, the got proxy and the gateway (dist/, as ops run
 // it, on the bench routing table) are measured in turn, each in a fresh process with a fresh provider. While all
 // N are open: the target's RSS above its idle RSS per stream, its CPU per relayed chunk, and the gap each caller
@@ -10,8 +10,8 @@
 //   npm run bench:streams -- --heap             and, for each N, one more gateway run with a heap snapshot idle and
 //                                               one with N open: the heap per stream by class (its row reported apart)
 //
-// Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PACE_MS (100), BENCH_STREAMS_WINDOW_SECONDS (15),
-// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_PIN (on: the target on CPU 0, provider and load on the others).
+// Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
+// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the target on CPU 0, provider and load on the others).
 // Needs `npm run build` first (it builds when dist/ is missing). Loopback only; every child is killed on the way out.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,14 +42,22 @@ if (COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 9000)) {
   process.stderr.write('bench:streams: BENCH_STREAMS_COUNTS must be integers from 1 to 9000, comma-separated (each stream costs the target two sockets; the file limit here is 20,000)\n');
   process.exit(2);
 }
-const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 100, 5, 10_000);
+// One chunk per second per stream: 4,000 streams are then 4,000 chunks/s. At 100 ms they would be 40,000 chunks/s,
+// more than the one core left to the provider and the load side can write and read, and more than a whole core
+// of relaying even for the raw proxy (it spends ~35 µs of CPU per chunk, each chunk being its own read and write).
+const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 1000, 5, 10_000);
 const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
 const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 500, 10, 100_000);
 const SETTLE_SECONDS = 2;
 /** Streams per load process: each keeps well under its own file limit and one core's worth of reading. */
 const STREAMS_PER_LOAD = 2000;
-const TARGETS = ['raw proxy', 'got proxy', 'gateway'] as const;
-type TargetName = (typeof TARGETS)[number];
+const ALL_TARGETS = ['raw proxy', 'got proxy', 'gateway'] as const;
+type TargetName = (typeof ALL_TARGETS)[number];
+const TARGETS = (process.env['BENCH_STREAMS_TARGETS'] ?? ALL_TARGETS.join(',')).split(',') as TargetName[];
+if (TARGETS.some((name) => !ALL_TARGETS.includes(name))) {
+  process.stderr.write(`bench:streams: BENCH_STREAMS_TARGETS must name some of ${ALL_TARGETS.join(', ')}, comma-separated\n`);
+  process.exit(2);
+}
 
 killAllOnExit('bench:streams');
 process.on('uncaughtException', (error) => fatal(error));
@@ -84,7 +92,8 @@ async function measure(name: TargetName, streams: number, withHeap = false): Pro
   const idleHeap: HeapByClass | null = heapDir ? await takeHeapSnapshot(target.pid, heapDir) : null;
 
   const rampSeconds = streams / OPEN_PER_SECOND;
-  const events = Math.ceil(((rampSeconds + SETTLE_SECONDS + WINDOW_SECONDS + 3) * 1000) / PACE_MS);
+  // Long enough for every stream to be open through the window even when opening runs late.
+  const events = Math.ceil(((rampSeconds * 1.5 + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
   const body = JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Tell me a long story.' }], stream: true, stream_options: { include_usage: true }, max_tokens: events });
   process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms), opening ${OPEN_PER_SECOND}/s… `);
   loads.forEach((load, i) => {
