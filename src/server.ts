@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { createGateway } from './app.js';
 import { runClusterPrimary } from './cluster-primary.js';
 import { answerClientError, refuseConnect } from './engine/client-error.js';
+import { SOCKET_HIGH_WATER_MARK } from './engine/high-water-mark.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
 import { prettyDestination, resolveLogFormat } from './log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
@@ -76,6 +77,7 @@ function serve(): void {
       connectionsCheckingInterval: 1000,
       // Let a Host-less HTTP/1.1 request reach the app, which refuses it in the envelope (Node's own 400 is bare).
       requireHostHeader: false,
+      highWaterMark: SOCKET_HIGH_WATER_MARK,
     },
     gateway.app,
   );

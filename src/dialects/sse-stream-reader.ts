@@ -29,7 +29,12 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
     },
     next() {
       while (at === messages.length) {
-        if (rest === undefined) return undefined;
+        if (rest === undefined) {
+          // Nothing is kept from a read once it is taken: its messages are slices of its text.
+          messages = NONE;
+          at = 0;
+          return undefined;
+        }
         messages = parser.pushWithLane(rest);
         rest = undefined;
         at = 0;

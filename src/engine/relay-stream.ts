@@ -95,6 +95,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       if (frames !== '') {
         if (record.firstEventMs === null) record.firstEventMs = round(performance.now() - record.startedAt);
         if (!res.write(provider.redact(frames)) && !ended) {
+          frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
           clearTimeout(idle);
           if (!(await drained(res))) return;
           idle = setTimeout(onIdle, idleMs);

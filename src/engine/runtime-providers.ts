@@ -6,6 +6,7 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
 import { baseUrlProblem } from './base-url-rules.js';
 import { EndpointBreaker } from './circuit-breaker.js';
+import { SOCKET_HIGH_WATER_MARK } from './high-water-mark.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
@@ -54,7 +55,7 @@ const now = () => performance.now();
 
 /** Builds every provider's endpoints with their clients once, so a request only adds its body and its request id. */
 export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
-  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const };
+  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const, highWaterMark: SOCKET_HIGH_WATER_MARK };
   const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
   const byId = new Map<string, RuntimeProvider>();
   const warnings: string[] = [];

@@ -105,7 +105,19 @@ export class SseParser {
       this.partialLine += text.slice(start);
       if (this.partialLine.length + this.data.length > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
     }
+    this.detachFromRead();
     return out;
+  }
+
+  /**
+   * What waits for the next read (an unfinished line or event, the last event id) is copied out of this read's
+   * text: a slice would keep the whole read alive (up to 64 KiB) for as long as a slow caller holds the stream.
+   */
+  private detachFromRead(): void {
+    if (this.partialLine !== '') this.partialLine = detached(this.partialLine);
+    if (this.data !== '') this.data = detached(this.data);
+    if (this.eventName !== undefined) this.eventName = detached(this.eventName);
+    if (this.eventId !== undefined) this.eventId = detached(this.eventId);
   }
 
   /** The stream ended: an event without its closing blank line is incomplete and is dropped, as the spec says. */
@@ -167,4 +179,9 @@ export class SseParser {
     this.eventName = undefined;
     this.sawDataField = false;
   }
+}
+
+/** A flat copy of `text` that shares no memory with the string it was sliced from (UTF-16 round trip: exact for any string). */
+function detached(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
 }
