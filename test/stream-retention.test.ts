@@ -66,3 +66,13 @@ t.test('the openai stream reader drops a read once every step of it is taken', a
   t.ok(retained < (READERS * READ_BYTES) / 8, `${READERS} readers hold ${(retained / MIB).toFixed(1)} MiB after ${READERS} reads of 1 MiB (a read kept would be ≥ ${READERS} MiB)`);
   t.equal(readers.length, READERS);
 });
+
+t.test('an event longer than a read, spread over many reads, arrives whole', async (t) => {
+  // Past a read's length the unfinished part is no longer copied with each read (copying stays linear).
+  const content = 'é世👋x'.repeat(60_000);
+  const wire = Buffer.from(`id: ${'i'.repeat(100)}\ndata: {"content":"${content}"}\ndata: second line\n\n`);
+  const parser = new SseParser(1 << 24);
+  const messages = [];
+  for (let at = 0; at < wire.length; at += 65_536) messages.push(...parser.push(wire.subarray(at, at + 65_536)));
+  t.strictSame(messages, [{ kind: 'event', event: undefined, data: `{"content":"${content}"}\nsecond line`, id: 'i'.repeat(100) }]);
+});

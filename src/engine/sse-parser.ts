@@ -105,19 +105,21 @@ export class SseParser {
       this.partialLine += text.slice(start);
       if (this.partialLine.length + this.data.length > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
     }
-    this.detachFromRead();
+    this.detachFromRead(text.length);
     return out;
   }
 
   /**
    * What waits for the next read (an unfinished line or event, the last event id) is copied out of this read's
    * text: a slice would keep the whole read alive (up to 64 KiB) for as long as a slow caller holds the stream.
+   * Only what is shorter than the read is copied, so copying stays linear in what the provider sends (an event
+   * spread over many reads is not copied again with each); what is longer keeps at most its own size alive.
    */
-  private detachFromRead(): void {
-    if (this.partialLine !== '') this.partialLine = detached(this.partialLine);
-    if (this.data !== '') this.data = detached(this.data);
-    if (this.eventName !== undefined) this.eventName = detached(this.eventName);
-    if (this.eventId !== undefined) this.eventId = detached(this.eventId);
+  private detachFromRead(readLength: number): void {
+    if (this.partialLine !== '') this.partialLine = detachedIfShorter(this.partialLine, readLength);
+    if (this.data !== '') this.data = detachedIfShorter(this.data, readLength);
+    if (this.eventName !== undefined) this.eventName = detachedIfShorter(this.eventName, readLength);
+    if (this.eventId !== undefined) this.eventId = detachedIfShorter(this.eventId, readLength);
   }
 
   /** The stream ended: an event without its closing blank line is incomplete and is dropped, as the spec says. */
@@ -181,7 +183,10 @@ export class SseParser {
   }
 }
 
-/** A flat copy of `text` that shares no memory with the string it was sliced from (UTF-16 round trip: exact for any string). */
-function detached(text: string): string {
-  return Buffer.from(text, 'utf16le').toString('utf16le');
+/**
+ * A flat copy of `text` that shares no memory with the string it was sliced from (a UTF-16 round trip, exact
+ * for any string), when it is shorter than `limit`; else `text` itself.
+ */
+function detachedIfShorter(text: string, limit: number): string {
+  return text.length < limit ? Buffer.from(text, 'utf16le').toString('utf16le') : text;
 }
