@@ -49,7 +49,7 @@ export function streamsUnderLimit(r: StreamsResult): number {
 
 export function writeStreamsReport(results: readonly StreamsResult[], settings: StreamsSettings): void {
   const lines = [
-    '### Open streams (`npm run bench:streams`)',
+    '## Open streams (`npm run bench:streams`)',
     '',
     ...describeMachine(`pace ${settings.paceMs} ms per chunk, ${settings.windowSeconds} s window with every stream open, opened at ${settings.openPerSecond}/s`),
     `- Command: \`${settings.command}\``,
