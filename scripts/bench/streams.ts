@@ -11,7 +11,9 @@
 //                                               one with N open: the heap per stream by class (its row reported apart)
 //
 // Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
-// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the target on CPU 0, provider and load on the others).
+// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
+// target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
+// streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
 // Needs `npm run build` first (it builds when dist/ is missing). Loopback only; every child is killed on the way out.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
