@@ -1,5 +1,5 @@
-// The load side of `npm run bench:streams`, in its own process (forked by streams.ts, IPC; node: built-ins only,
-// run transpiled to plain JavaScript): opens its share of the streams at a steady rate, reads every one as fast
+// The load side of `npm run bench:streams`, in its own process (forked with tsx by stream-load-client.ts, IPC;
+// node: built-ins and stream-protocol.ts only): opens its share of the streams at a steady rate, reads every one as fast
 // as it arrives, and, while the orchestrator says a window is open, records for each content chunk the gap it saw
 // since the stream's previous chunk minus the gap the provider made (both stamps on CLOCK_MONOTONIC; the
 // provider writes its stamp as the chunk's text). It keeps histograms, not samples, so it stays light.
