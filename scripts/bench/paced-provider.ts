@@ -12,12 +12,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const PACE_MS = Number(process.env['PACE_MS'] ?? 100);
-const HEAD = '{"id":"chatcmpl-paced","object":"chat.completion.chunk","created":1763700000,"model":"llama3.2","system_fingerprint":"fp_paced","choices":[{"index":0,"delta":';
+const FIELDS = '"id":"chatcmpl-paced","object":"chat.completion.chunk","created":1763700000,"model":"llama3.2","system_fingerprint":"fp_paced"';
 const streamHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const MAX_TOKENS = /"max_tokens":\s*(\d+)/;
 const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
 
-const chunk = (delta: string, finish: string, usage: string) => `data: ${HEAD}${delta},"logprobs":null,"finish_reason":${finish}}]${usage}}\n\n`;
+const chunk = (delta: string, finish: string, usage: string) => `data: {${FIELDS},"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}]${usage}}\n\n`;
 
 const server = createServer({ keepAliveTimeout: 600_000, headersTimeout: 60_000, requestTimeout: 0 }, (req, res) => {
   let text = '';
@@ -41,7 +41,7 @@ const server = createServer({ keepAliveTimeout: 600_000, headersTimeout: 60_000,
       }
       clearInterval(timer);
       let tail = chunk('{}', '"stop"', usage);
-      if (usage) tail += `data: {"id":"chatcmpl-paced","object":"chat.completion.chunk","created":1763700000,"model":"llama3.2","system_fingerprint":"fp_paced","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":${events},"total_tokens":${events + 9}}}\n\n`;
+      if (usage) tail += `data: {${FIELDS},"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":${events},"total_tokens":${events + 9}}}\n\n`;
       res.end(`${tail}data: [DONE]\n\n`);
     }, PACE_MS);
     res.on('close', () => clearInterval(timer));

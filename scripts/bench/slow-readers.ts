@@ -24,9 +24,10 @@ const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 200);
 const EVENTS_PER_STREAM = Number(process.env['BENCH_EVENTS'] ?? 6_000);
 const HOLD_MS = Number(process.env['BENCH_HOLD_MS'] ?? 10_000);
 /**
- * What one paused stream may hold: the provider's response buffer (64 KiB high-water mark, and the one 64 KiB
- * read that crossed it), the caller's socket buffer (64 KiB, and the one write of a read's events that crossed
- * it), and the reader's partial event (one event at most).
+ * What one paused stream may hold (README, "Memory with slow callers"): two reads from the provider, in its
+ * response's buffer and in got's (up to 64 KiB each: a read that crosses the 16 KiB high-water mark is still
+ * taken), the caller's pending write of one read's events and the socket buffer behind it (up to 64 KiB each),
+ * and one unfinished event.
  */
 const HELD_CEILING_KIB = 4 * 64 + 16;
 
