@@ -1,6 +1,6 @@
 import cluster, { type Address, type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { serveClusterMetrics } from './metrics.js';
+import { serveClusterMetrics } from './observe/metrics.js';
 
 export interface ClusterPrimaryOptions {
   readonly workers: number;

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { CorsOrigins } from './engine/cors.js';
-import type { LogFormat } from './log-format.js';
-import { BUDGET_BYTES_PER_VALUE } from './engine/body-budget.js';
+import type { CorsOrigins } from './caller/cors.js';
+import type { LogFormat } from './observe/log-format.js';
+import { BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {

@@ -4,10 +4,10 @@ import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { createGateway } from './app.js';
 import { runClusterPrimary } from './cluster-primary.js';
-import { answerClientError, refuseConnect } from './engine/client-error.js';
-import { SOCKET_HIGH_WATER_MARK } from './engine/high-water-mark.js';
+import { answerClientError, refuseConnect } from './caller/client-error.js';
+import { SOCKET_HIGH_WATER_MARK } from './wire/high-water-mark.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
-import { prettyDestination, resolveLogFormat } from './log-format.js';
+import { prettyDestination, resolveLogFormat } from './observe/log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
 
 let config: ServerConfig;

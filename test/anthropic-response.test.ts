@@ -1,6 +1,6 @@
 import t from 'tap';
 import { readAnthropicResponse } from '../src/dialects/anthropic/response.js';
-import { readTokenCounts } from '../src/engine/token-counts.js';
+import { readTokenCounts } from '../src/observe/token-counts.js';
 import { ROUTING_MODEL } from './helpers/anthropic-fixtures.js';
 
 /** The translated answer, parsed, with its usage for the gateway's accounting. */

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createAnthropicStreamTranslator } from '../src/dialects/anthropic/stream.js';
 import type { StreamStep } from '../src/dialects/dialect.js';
-import type { SseMessage } from '../src/engine/sse-parser.js';
-import { readTokenCounts } from '../src/engine/token-counts.js';
+import type { SseMessage } from '../src/wire/sse-parser.js';
+import { readTokenCounts } from '../src/observe/token-counts.js';
 import { events, ROUTING_MODEL } from './helpers/anthropic-fixtures.js';
 
 type Step = StreamStep & { index: number };

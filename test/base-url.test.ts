@@ -2,8 +2,8 @@ import t from 'tap';
 import { compileRoutes } from '../scripts/routes/compile-routes.js';
 import { formatProblem } from '../scripts/routes/problem.js';
 import { readSchema } from '../scripts/schemas.js';
-import { BASE_URL_PATTERN } from '../src/engine/base-url-rules.js';
-import { prepareProviders } from '../src/engine/runtime-providers.js';
+import { BASE_URL_PATTERN } from '../src/routing/base-url-rules.js';
+import { prepareProviders } from '../src/routing/runtime-providers.js';
 import { runServerExpectingExit } from './helpers/server-process.js';
 
 /** The one problem the compiler reports for `baseUrl` (written as a JSON string, so any text fits), or null. */

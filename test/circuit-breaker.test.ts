@@ -1,5 +1,5 @@
 import t from 'tap';
-import { EndpointBreaker, retryAfterMs } from '../src/engine/circuit-breaker.js';
+import { EndpointBreaker, retryAfterMs } from '../src/routing/circuit-breaker.js';
 
 // The breaker alone, on a clock the test moves.
 function breaker(settings = { consecutiveFailures: 3, cooldownMs: 1000, maxCooldownMs: 5000 }) {

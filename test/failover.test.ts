@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_LOG_LINE_BYTES } from '../src/engine/log-fields.js';
+import { MAX_LOG_LINE_BYTES } from '../src/observe/log-fields.js';
 import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { ask, failing, modelsSent, refusedOrigin, silentOrigin, startRig, type Behaviour } from './helpers/failover-setup.js';
 import { chunk, readDataEvents, sseBody, startEventStream } from './helpers/sse-upstream.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { JsonBoundsScanner, plainKeyAt, type JsonBoundsViolation } from '../src/engine/json-bounds.js';
+import { JsonBoundsScanner, plainKeyAt, type JsonBoundsViolation } from '../src/wire/json-bounds.js';
 
 const UNBOUNDED = { maxDepth: 1e9, maxValues: 1e9 };
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { editTopLevel, scanArrayAt, scanObjectAt, scanTopLevel, setTopLevelString, topLevelValueAt } from '../src/engine/json-top-level.js';
+import { editTopLevel, scanArrayAt, scanObjectAt, scanTopLevel, setTopLevelString, topLevelValueAt } from '../src/wire/json-top-level.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   const scan = scanTopLevel(text);

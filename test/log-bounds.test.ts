@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
-import { MAX_LOG_LINE_BYTES, MAX_LOGGED_ERROR_CHARS, boundedText, describeError } from '../src/engine/log-fields.js';
+import { MAX_LOG_LINE_BYTES, MAX_LOGGED_ERROR_CHARS, boundedText, describeError } from '../src/observe/log-fields.js';
 import { startGateway } from './helpers/gateway.js';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { prettyLine, resolveLogFormat } from '../src/log-format.js';
+import { prettyLine, resolveLogFormat } from '../src/observe/log-format.js';
 import { readServerConfig } from '../src/server-config.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './helpers/server-process.js';
 

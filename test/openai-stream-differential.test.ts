@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import { createOpenAIStreamTranslator } from '../src/dialects/openai/stream.js';
-import { SseParser } from '../src/engine/sse-parser.js';
+import { SseParser } from '../src/wire/sse-parser.js';
 import { createEventGenerator, type GeneratedEvent } from './helpers/hostile-events.js';
 
 // Differential test of the stream translator against JSON.parse: whatever the provider sends, what a JSON

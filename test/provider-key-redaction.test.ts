@@ -1,5 +1,5 @@
 import t from 'tap';
-import { REDACTED, secretRedactor } from '../src/engine/redact-secrets.js';
+import { REDACTED, secretRedactor } from '../src/observe/redact-secrets.js';
 import { PROVIDER_KEY, envelopeOf, startGateway } from './helpers/gateway.js';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';

@@ -1,7 +1,7 @@
 // readLimited always settles: a body cut off without an error (a bare destroy()) rejects rather than waiting forever.
 import { get } from 'node:http';
 import t from 'tap';
-import { readLimited } from '../src/engine/read-limited.js';
+import { readLimited } from '../src/routing/read-limited.js';
 import { startMockUpstream } from './helpers/mock-upstream.js';
 
 t.test('a response destroyed without an error while being read rejects', async (t) => {

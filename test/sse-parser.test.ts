@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SseEventTooLargeError, SseParser, type SseMessage } from '../src/engine/sse-parser.js';
+import { SseEventTooLargeError, SseParser, type SseMessage } from '../src/wire/sse-parser.js';
 
 function parseInPieces(pieces: readonly Buffer[]): SseMessage[] {
   const parser = new SseParser(1 << 20);

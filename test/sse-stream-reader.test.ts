@@ -1,8 +1,8 @@
 import t from 'tap';
 import type { StreamReader, StreamStep, StreamTranslator } from '../src/dialects/dialect.js';
 import { sseStreamReader } from '../src/dialects/sse-stream-reader.js';
-import { EventTooLargeError } from '../src/engine/event-too-large.js';
-import type { SseMessage } from '../src/engine/sse-parser.js';
+import { EventTooLargeError } from '../src/wire/event-too-large.js';
+import type { SseMessage } from '../src/wire/sse-parser.js';
 
 /** A translator that echoes each event's data and records what it was asked to translate. */
 function echo(): StreamTranslator & { seen: string[] } {

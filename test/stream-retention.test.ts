@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { openaiDialect } from '../src/dialects/openai/index.js';
-import { SseParser } from '../src/engine/sse-parser.js';
+import { SseParser } from '../src/wire/sse-parser.js';
 
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;

@@ -6,7 +6,7 @@ import { Agent, createServer, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { JsonBoundsScanner } from '../../src/engine/json-bounds.js';
+import { JsonBoundsScanner } from '../../src/wire/json-bounds.js';
 import { killAllOnExit } from './children.js';
 import { startGatewayProcess } from './gateway-process.js';
 

@@ -1,4 +1,4 @@
-import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
+import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
 import { DEFAULT_BREAKER } from './resolve-routes.js';
 
 type Report = (path: (string | number)[], at: 'key' | 'value', message: string) => void;

@@ -1,5 +1,5 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
-import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/engine/base-url-rules.js';
+import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';

@@ -33,7 +33,7 @@ const STALL_CAP_MS = 15_000;
 const RSS_GROWTH_BOUND = 64 * 1024 * 1024;
 /** After a caller leaves, the gateway must close its request to the provider within this. */
 const ABORT_BOUND_MS = 1000;
-/** maxFreeSockets of the gateway's keep-alive agent (src/engine/runtime-providers.ts). */
+/** maxFreeSockets of the gateway's keep-alive agent (src/routing/runtime-providers.ts). */
 const PROVIDER_POOL = 256;
 
 interface Judged {

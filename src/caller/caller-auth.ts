@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { gatewayError } from './gateway-error.js';
+import { gatewayError } from '../wire/gateway-error.js';
 
 /** Paths a load balancer or scraper reaches without a key. */
 const OPEN_PATHS = new Set(['/health', '/metrics']);

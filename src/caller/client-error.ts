@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RequestHandler, Response } from 'express';
-import { gatewayError, type GatewayError } from './gateway-error.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import { requestIdFor } from './request-id.js';
-import { recordOf } from './request-log.js';
+import { recordOf } from '../observe/request-log.js';
 import { sendError } from './send-error.js';
 
 export interface ClientTimeouts {

@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import { gatewayError, type GatewayError } from './gateway-error.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 
 /**
  * Turns ajv's report of the first schema violation into an OpenAI-style 400:

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BUDGET_BYTES_PER_VALUE, type BodyBudget } from './body-budget.js';
 import { inviteBody } from './expect-continue.js';
-import { gatewayError, type GatewayError } from './gateway-error.js';
-import { JsonBoundsScanner, plainKeyAt, type JsonBounds, type JsonBoundsViolation } from './json-bounds.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { JsonBoundsScanner, plainKeyAt, type JsonBounds, type JsonBoundsViolation } from '../wire/json-bounds.js';
 
 /** A request body as the caller sent it, and the same body parsed. */
 export interface JsonBody {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { GatewayError } from './gateway-error.js';
+import type { GatewayError } from '../wire/gateway-error.js';
 
 /** Writes the envelope as the whole response. The caller checks headersSent first. */
 export function sendError(res: ServerResponse, error: GatewayError): void {

@@ -1,8 +1,8 @@
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
-import type { ProviderErrorDetails } from '../engine/provider-error.js';
+import type { ProviderErrorDetails } from '../wire/provider-error.js';
 import type { ReasoningMode } from '../generated/types/route-tables.js';
-import type { SseMessage } from '../engine/sse-parser.js';
+import type { SseMessage } from '../wire/sse-parser.js';
 
 /** The caller's request as the engine hands it to a dialect. */
 export interface OutgoingCall {

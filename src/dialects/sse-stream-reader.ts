@@ -1,4 +1,4 @@
-import { SseParser, type FastLane, type RelayedFrames, type SseMessage } from '../engine/sse-parser.js';
+import { SseParser, type FastLane, type RelayedFrames, type SseMessage } from '../wire/sse-parser.js';
 import type { StreamReader, StreamTranslator } from './dialect.js';
 
 const NONE: readonly (SseMessage | RelayedFrames)[] = [];

@@ -1,16 +1,16 @@
 import type { Request, Response } from 'express';
 import { validateRequest } from '../generated/validate-request.js';
 import type { ErrorRuleSet } from '../generated/types/route-tables.js';
-import type { AttemptRequest } from './attempt.js';
-import { describeValidationError } from './describe-validation-error.js';
-import { serveWithFailover, type FailoverPlan } from './failover.js';
-import { gatewayError, type GatewayError } from './gateway-error.js';
-import type { Lifecycle } from './lifecycle.js';
-import { readJsonBody, type BodyLimits } from './read-json-body.js';
-import { recordOf } from './request-log.js';
-import { resolveRoute } from './resolve-route.js';
-import { sendError } from './send-error.js';
-import type { UpstreamCall } from './upstream.js';
+import type { AttemptRequest } from '../routing/attempt.js';
+import { describeValidationError } from '../caller/describe-validation-error.js';
+import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import type { Lifecycle } from '../caller/lifecycle.js';
+import { readJsonBody, type BodyLimits } from '../caller/read-json-body.js';
+import { recordOf } from '../observe/request-log.js';
+import { resolveRoute } from '../routing/resolve-route.js';
+import { sendError } from '../caller/send-error.js';
+import type { UpstreamCall } from '../routing/upstream.js';
 
 export interface ChatCompletionsOptions {
   /** The roster, the providers and max_attempts. */

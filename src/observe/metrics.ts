@@ -1,10 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BreakerState } from './engine/circuit-breaker.js';
-import type { RequestRecord } from './engine/request-log.js';
-import type { RuntimeProvider } from './engine/runtime-providers.js';
-import { readTokenCounts } from './engine/token-counts.js';
+import type { RequestRecord } from './request-log.js';
+import { readTokenCounts } from './token-counts.js';
 
 /**
  * Prometheus metrics of one gateway, read from the same record as the request's log line.
@@ -23,14 +21,20 @@ export interface MetricsOptions {
   /** Requests being answered right now, read at scrape time. */
   readonly inFlight: () => number;
   /** Every provider, whose endpoints' breakers are read at scrape time. */
-  readonly providers?: readonly RuntimeProvider[];
+  readonly providers?: readonly ObservedProvider[];
   /** Node's process metrics (CPU, memory, event loop, GC): they observe the whole process, so only one gateway per process should. */
   readonly processMetrics: boolean;
   /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
   readonly clusterWorker: boolean;
 }
 
-const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half_open'];
+const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
+
+/** What the breaker gauge reads of a provider (routing's RuntimeProvider has this shape; observation imports nothing of routing). */
+export interface ObservedProvider {
+  readonly id: string;
+  readonly endpoints: readonly { readonly name: string; readonly breaker: { readonly state: string } }[];
+}
 
 /** Seconds, from a quick answer to a long reasoning completion. */
 const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];

@@ -1,4 +1,4 @@
-import { GatewayError } from './gateway-error.js';
+import { GatewayError } from '../wire/gateway-error.js';
 
 /** What a configured secret is replaced with: no quote or backslash, so a JSON string stays valid. */
 export const REDACTED = '[redacted]';

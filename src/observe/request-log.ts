@@ -1,10 +1,19 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
-import type { AttemptRecord } from './failover.js';
-import { GATEWAY_ERRORS } from './gateway-errors.js';
+import { GATEWAY_ERRORS } from '../wire/gateway-errors.js';
 import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, modelFingerprint } from './log-fields.js';
 import { readTokenCounts } from './token-counts.js';
+
+/** One attempt as the log line lists it. */
+export interface AttemptRecord {
+  readonly route: string;
+  readonly provider: string;
+  readonly endpoint: string;
+  /** ok, the provider's HTTP status, or the gateway code of the failure. */
+  readonly outcome: string;
+  readonly ms: number;
+}
 
 /** What one request's log line says. Never a key, never message content. */
 export interface RequestRecord {

@@ -1,11 +1,11 @@
 import type { Response } from 'express';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
-import { gatewayError, type GatewayError } from './gateway-error.js';
-import { findErrorRule, providerError } from './provider-error.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
-import { round, type RequestRecord } from './request-log.js';
+import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
 

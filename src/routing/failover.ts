@@ -2,25 +2,15 @@ import type { ModelTable } from '../generated/types/route-tables.js';
 import { attempt, type AttemptRequest } from './attempt.js';
 import { chooseEndpoint, endpointBit } from './choose-endpoint.js';
 import { retryAfterMs, type Admission } from './circuit-breaker.js';
-import { gatewayError, GatewayError } from './gateway-error.js';
-import { boundedText } from './log-fields.js';
-import { round, type RequestRecord } from './request-log.js';
+import { gatewayError, GatewayError } from '../wire/gateway-error.js';
+import { boundedText } from '../observe/log-fields.js';
+import { round, type AttemptRecord, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 
 export interface FailoverPlan {
   readonly roster: ReadonlyMap<string, ModelTable>;
   readonly providers: ReadonlyMap<string, RuntimeProvider>;
   readonly maxAttempts: number;
-}
-
-/** One attempt as the log line lists it. */
-export interface AttemptRecord {
-  readonly route: string;
-  readonly provider: string;
-  readonly endpoint: string;
-  /** ok, the provider's HTTP status, or the gateway code of the failure. */
-  readonly outcome: string;
-  readonly ms: number;
 }
 
 /** How a provider can break a stream after its 200: counted as the endpoint's failure, though the caller got the in-band error. */

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { gatewayError, type GatewayError } from './gateway-error.js';
-import { round, type RequestRecord } from './request-log.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeProvider } from './runtime-providers.js';
-import { sseError } from './sse-format.js';
-import { EventTooLargeError } from './event-too-large.js';
+import { sseError } from '../wire/sse-format.js';
+import { EventTooLargeError } from '../wire/event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
 import { drained } from './drained.js';
 

@@ -1,5 +1,5 @@
 import type { ModelTable } from '../generated/types/route-tables.js';
-import { gatewayError } from './gateway-error.js';
+import { gatewayError } from '../wire/gateway-error.js';
 
 /**
  * The roster entry for a routing string: one exact lookup. No default model, no guessing,

@@ -6,8 +6,8 @@ import type { Dialect } from '../dialects/dialect.js';
 import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
 import { baseUrlProblem } from './base-url-rules.js';
 import { EndpointBreaker } from './circuit-breaker.js';
-import { SOCKET_HIGH_WATER_MARK } from './high-water-mark.js';
-import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from './redact-secrets.js';
+import { SOCKET_HIGH_WATER_MARK } from '../wire/high-water-mark.js';
+import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from '../observe/redact-secrets.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
 export interface RuntimeEndpoint {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { RequestError, TimeoutError } from 'got';
 import type { OutgoingRequest } from '../dialects/dialect.js';
-import { gatewayError, type GatewayError } from './gateway-error.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 
 /** The provider's status and headers; `body` is still to be read. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createAnthropicStreamTranslator } from '../../src/dialects/anthropic/stream.js';
 import type { StreamStep } from '../../src/dialects/dialect.js';
-import { SseParser } from '../../src/engine/sse-parser.js';
+import { SseParser } from '../../src/wire/sse-parser.js';
 
 export const ROUTING_MODEL = 'anthropic/claude-sonnet-4-5';
 

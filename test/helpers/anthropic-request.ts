@@ -1,5 +1,5 @@
 import { buildAnthropicRequest, type AnthropicModel } from '../../src/dialects/anthropic/request.js';
-import { GatewayError } from '../../src/engine/gateway-error.js';
+import { GatewayError } from '../../src/wire/gateway-error.js';
 import type { ChatCompletionRequest } from '../../src/generated/types/chat-completion-request.js';
 
 export const BUDGET_MODEL: AnthropicModel = { upstreamModel: 'claude-sonnet-4-5', maxOutputTokens: 64000, reasoning: 'budget' };

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
-import type { CorsOrigins } from '../../src/engine/cors.js';
+import type { CorsOrigins } from '../../src/caller/cors.js';
 
 /** The routes file most engine tests run on: real YAML through the real compiler. */
 export const GATEWAY_ROUTES = readFileSync(new URL('../fixtures/gateway-routes.yaml', import.meta.url), 'utf8');

@@ -1,5 +1,5 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { sseData } from '../../engine/sse-format.js';
+import { sseData } from '../../wire/sse-format.js';
 
 /** One tool call's piece of a delta: its start (id, name) or a fragment of its arguments. */
 export type ToolCallDelta =

@@ -1,4 +1,4 @@
-import type { ProviderErrorDetails } from '../../engine/provider-error.js';
+import type { ProviderErrorDetails } from '../../wire/provider-error.js';
 import { isObject, parseJson } from './json-values.js';
 
 /** Anthropic's `{"type":"error","error":{"type","message"}}`, or undefined when `value` does not hold one. */

@@ -1,5 +1,5 @@
-import { scanArrayAt, scanObjectAt, type Span } from '../../engine/json-top-level.js';
-import { gatewayError, type GatewayError } from '../../engine/gateway-error.js';
+import { scanArrayAt, scanObjectAt, type Span } from '../../wire/json-top-level.js';
+import { gatewayError, type GatewayError } from '../../wire/gateway-error.js';
 import { isObject as isRecord } from '../json-values.js';
 
 /**

@@ -1,4 +1,4 @@
-import { scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../engine/json-top-level.js';
+import { scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../wire/json-top-level.js';
 
 export { isObject, parseJson } from '../json-values.js';
 

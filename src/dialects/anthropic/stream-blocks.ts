@@ -1,4 +1,4 @@
-import { editTopLevel, scanTopLevel } from '../../engine/json-top-level.js';
+import { editTopLevel, scanTopLevel } from '../../wire/json-top-level.js';
 import type { ChunkWriter } from './chunks.js';
 import { isObject, rawValueOf } from './json-values.js';
 

@@ -1,4 +1,4 @@
-import { SSE_DONE, sseError } from '../../engine/sse-format.js';
+import { SSE_DONE, sseError } from '../../wire/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { providerStreamErrorBody } from '../stream-error.js';
 import { ChunkWriter } from './chunks.js';

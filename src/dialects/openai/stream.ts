@@ -1,8 +1,8 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { Usage } from '../../generated/types/usage.js';
-import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../engine/json-top-level.js';
-import { SSE_DONE, sseData, sseError } from '../../engine/sse-format.js';
-import type { FastLane } from '../../engine/sse-parser.js';
+import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
+import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
+import type { FastLane } from '../../wire/sse-parser.js';
 import type { StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
