@@ -4,6 +4,16 @@ import type { ProviderErrorDetails } from '../wire/provider-error.js';
 import type { ReasoningMode } from '../generated/types/route-tables.js';
 import type { SseMessage } from '../wire/sse-parser.js';
 
+/** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own. */
+export type AuthScheme = 'bearer' | { readonly header: string };
+
+/** What a provider of a dialect sends unless its routes.yaml entry says otherwise. Plain data: the routes compiler applies it. */
+export interface DialectDefaults {
+  readonly auth: AuthScheme;
+  /** Lower-case names; a routes.yaml `headers` entry of the same name (any case) replaces one. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 /** The caller's request as the engine hands it to a dialect. */
 export interface OutgoingCall {
   /** The body exactly as the caller sent it. */

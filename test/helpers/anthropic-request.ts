@@ -1,4 +1,4 @@
-import { buildAnthropicRequest, type AnthropicModel } from '../../src/dialects/anthropic/request.js';
+import { buildAnthropicRequest, type AnthropicModel } from '../../src/dialects/anthropic/request/index.js';
 import { GatewayError } from '../../src/wire/gateway-error.js';
 import type { ChatCompletionRequest } from '../../src/generated/types/chat-completion-request.js';
 

@@ -1,4 +1,4 @@
-import type { DialectDefaults } from '../dialect-defaults.js';
+import type { DialectDefaults } from '../dialect.js';
 
 /**
  * Anthropic's Messages API takes the key as `x-api-key` and requires the API version on every request;

@@ -1,7 +1,7 @@
 import type { Dialect } from '../dialect.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { readAnthropicError } from './errors.js';
-import { buildAnthropicRequest } from './request.js';
+import { buildAnthropicRequest } from './request/index.js';
 import { readAnthropicResponse } from './response.js';
 import { createAnthropicStreamTranslator } from './stream.js';
 

@@ -1,5 +1,5 @@
-import type { ChatCompletionRequest } from '../../generated/types/chat-completion-request.js';
-import { editTopLevel, scanTopLevel } from '../../wire/json-top-level.js';
+import type { ChatCompletionRequest } from '../../../generated/types/chat-completion-request.js';
+import { editTopLevel, scanTopLevel } from '../../../wire/json-top-level.js';
 import { invalid, jsonObject, rootNode, type JsonNode } from './json-node.js';
 import { conversationOf } from './messages.js';
 import { reasoningFields, type ReasoningKind } from './reasoning.js';

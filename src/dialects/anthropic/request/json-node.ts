@@ -1,6 +1,6 @@
-import { scanArrayAt, scanObjectAt, type Span } from '../../wire/json-top-level.js';
-import { gatewayError, type GatewayError } from '../../wire/gateway-error.js';
-import { isObject as isRecord } from '../json-values.js';
+import { scanArrayAt, scanObjectAt, type Span } from '../../../wire/json-top-level.js';
+import { gatewayError, type GatewayError } from '../../../wire/gateway-error.js';
+import { isObject as isRecord } from '../../json-values.js';
 
 /**
  * One value of the caller's body: what JSON.parse read, where its bytes stand, and its path for error
