@@ -36,7 +36,7 @@ export async function runServerExpectingExit(env: Record<string, string>): Promi
   let output = '';
   child.stdout.on('data', (piece: Buffer) => (output += piece.toString()));
   child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);
   return { code, output };
