@@ -36,6 +36,8 @@ export interface AppOptions {
   readonly corsOrigins?: CorsOrigins;
   /** One JSON line per request, and operational warnings. Never keys or content. */
   readonly logger: Logger;
+  /** Log lines dropped because stdout stalled (see log-destination.ts), for /metrics. */
+  readonly logLinesDropped?: (() => number) | undefined;
   /** Node's process metrics on /metrics too: one gateway per process should (server.ts does). Default false. */
   readonly processMetrics?: boolean;
   /** Set in a node:cluster worker: /metrics then answers the figures of every worker, aggregated by the primary. */
@@ -64,6 +66,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   const metrics = createMetrics({
     inFlight: () => lifecycle.inFlight,
     providers: [...providers.byId.values()],
+    logLinesDropped: options.logLinesDropped,
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
   });

@@ -7,6 +7,7 @@ import { runClusterPrimary } from './cluster-primary.js';
 import { answerClientError, refuseConnect } from './caller/client-error.js';
 import { SOCKET_HIGH_WATER_MARK } from './wire/high-water-mark.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
+import { batchedLogOutput, type LogOutput } from './observe/log-destination.js';
 import { prettyDestination, resolveLogFormat } from './observe/log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
 
@@ -19,9 +20,11 @@ try {
   process.exit(1);
 }
 
+// JSON lines are batched (README: Logs); a person at a terminal gets each readable line at once.
+const logOutput: LogOutput | null = resolveLogFormat(config.logFormat, process.stdout.isTTY === true) === 'json' ? batchedLogOutput() : null;
 const logger = pino(
   { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
-  resolveLogFormat(config.logFormat, process.stdout.isTTY === true) === 'pretty' ? prettyDestination(process.stdout) : undefined,
+  logOutput?.stream ?? prettyDestination(process.stdout),
 );
 
 if (config.workers > 1 && cluster.isPrimary) {
@@ -60,6 +63,7 @@ function serve(): void {
       callerKeys: config.callerKeys,
       corsOrigins: config.corsOrigins,
       logger,
+      logLinesDropped: logOutput ? () => logOutput.dropped() : undefined,
       processMetrics: true,
       clusterWorker: cluster.isWorker,
     });
@@ -110,7 +114,7 @@ function serve(): void {
     server.closeAllConnections();
     gateway.close();
     logger.info({ forced_stops: forcedStops }, 'stopped');
-    logger.flush();
+    logOutput?.flushNow();
     process.exit(0);
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -88,7 +88,10 @@ t.test('two workers share the port; /metrics shows the figures of both, summed',
     t.equal(valueOf(samples, 'gateway_requests_in_flight'), 0);
     t.ok(valueOf(samples, 'process_resident_memory_bytes') ?? valueOf(samples, 'nodejs_heap_size_used_bytes'), 'process metrics of the workers');
   }
-  const metricsPids = new Set(logLinesOf(server.output()).filter((line) => line['msg'] === 'request' && line['path'] === '/metrics').map((line) => line['pid']));
+  const scrapeLines = () => logLinesOf(server.output()).filter((line) => line['msg'] === 'request' && line['path'] === '/metrics');
+  // Log lines are batched: wait for the four scrapes' lines.
+  await waitForOutput(server, () => (scrapeLines().length >= 4 ? true : undefined));
+  const metricsPids = new Set(scrapeLines().map((line) => line['pid']));
   t.equal(metricsPids.size, 2, 'both workers answered a scrape with the aggregate');
 });
 

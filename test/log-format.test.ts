@@ -38,5 +38,7 @@ t.test('the server process writes pretty lines with LOG_FORMAT=pretty, and JSON 
 
   const json = await startServerProcess({});
   t.teardown(() => json.child.kill('SIGKILL'));
-  t.match(logLinesOf(json.output()), [{ level: 40, msg: 'provider "anthropic" is not configured: ANTHROPIC_API_KEY is not set; its models answer 500 provider_not_configured' }]);
+  // JSON lines are batched: the first batch reaches stdout within about a second of start-up.
+  const lines = await waitForOutput(json, (text) => (logLinesOf(text).length > 0 ? logLinesOf(text) : undefined), 15_000);
+  t.match(lines, [{ level: 40, msg: 'provider "anthropic" is not configured: ANTHROPIC_API_KEY is not set; its models answer 500 provider_not_configured' }]);
 });

@@ -22,6 +22,8 @@ export interface MetricsOptions {
   readonly inFlight: () => number;
   /** Every provider, whose endpoints' breakers are read at scrape time. */
   readonly providers?: readonly ObservedProvider[];
+  /** Log lines dropped because stdout stalled, read at scrape time; absent: the metric reads 0. */
+  readonly logLinesDropped?: (() => number) | undefined;
   /** Node's process metrics (CPU, memory, event loop, GC): they observe the whole process, so only one gateway per process should. */
   readonly processMetrics: boolean;
   /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
@@ -106,6 +108,19 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     registers,
     collect() {
       this.set(options.inFlight());
+    },
+  });
+
+  const readDropped = options.logLinesDropped ?? (() => 0);
+  let droppedSeen = 0;
+  new Counter({
+    name: 'gateway_log_lines_dropped_total',
+    help: 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (README: Logs).',
+    registers,
+    collect() {
+      const dropped = readDropped();
+      this.inc(dropped - droppedSeen);
+      droppedSeen = dropped;
     },
   });
 

@@ -51,7 +51,7 @@ export function logLinesOf(output: string): Record<string, unknown>[] {
 }
 
 /** Resolves with what `find` returns once it returns something for the output so far; rejects after `timeoutMs`. */
-export async function waitForOutput<T>(server: ServerProcess, find: (output: string) => T | undefined, timeoutMs = 5000): Promise<T> {
+export async function waitForOutput<T>(server: ServerProcess, find: (output: string) => T | undefined, timeoutMs = 15_000): Promise<T> {
   const stdout = server.child.stdout!;
   return new Promise<T>((resolve, reject) => {
     const check = () => {

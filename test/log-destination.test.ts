@@ -1,0 +1,63 @@
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import t from 'tap';
+import { startMockUpstream, sendJson } from './helpers/mock-upstream.js';
+import { logLinesOf, startServerProcess, waitForOutput } from './helpers/server-process.js';
+
+t.test('a stalled stdout costs bounded memory: past the buffer, whole lines are dropped and counted', async (t) => {
+  const LINES = 2000;
+  const child = fork(new URL('./helpers/stalled-log-writer.ts', import.meta.url), {
+    env: { ...process.env, LINES: String(LINES), MAX_BYTES: String(256 * 1024) },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  t.teardown(() => void child.kill('SIGKILL'));
+  // The parent reads nothing until the child has written every line: the pipe (64 KiB) fills, then the buffer.
+  child.stdout!.pause();
+  const [report] = (await once(child, 'message')) as [{ dropped: number }];
+  t.ok(report.dropped > 0, `${report.dropped} lines dropped once 256 KiB were waiting`);
+  t.ok(report.dropped < LINES, 'the lines that fit were kept');
+  let text = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (piece: string) => (text += piece));
+  child.stdout!.resume();
+  const exited = once(child, 'exit');
+  // Let the pipe drain before asking the child to exit (its exit hook writes what is still waiting).
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  child.send('exit');
+  await exited;
+  const lines = text.split('\n').filter(Boolean);
+  t.equal(lines.length + report.dropped, LINES, 'every line was either written whole or counted as dropped');
+  t.ok(lines.every((line) => (JSON.parse(line) as { msg: string }).msg === 'line'), 'no line was cut');
+});
+
+t.test('a quiet gateway’s request line reaches stdout within about a second, and /metrics counts dropped lines', async (t) => {
+  const upstream = await startMockUpstream((_req, res) =>
+    sendJson(res, 200, { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4.1-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }),
+  );
+  const server = await startServerProcess({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${upstream.origin}/v1`, LOG_FORMAT: 'json' });
+  t.teardown(async () => {
+    server.child.kill('SIGKILL');
+    await upstream.close();
+  });
+  const answer = await fetch(`${server.origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'openai/gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  t.equal(answer.status, 200);
+  await answer.text();
+  // One short line is far below the 4 KiB batch: only the periodic flush writes it (generous wait for a loaded machine).
+  const line = await waitForOutput(server, (output) => logLinesOf(output).find((each) => each['msg'] === 'request'), 15_000);
+  t.equal(line['status'], 200);
+  const metrics = await (await fetch(`${server.origin}/metrics`)).text();
+  t.match(metrics, /^gateway_log_lines_dropped_total 0$/m);
+});
+
+t.test('the lines written while draining reach stdout before the process exits', async (t) => {
+  const server = await startServerProcess({ LOG_FORMAT: 'json' });
+  t.teardown(() => void server.child.kill('SIGKILL'));
+  server.child.kill('SIGTERM');
+  t.equal(await server.exited, 0);
+  const messages = logLinesOf(server.output()).map((line) => line['msg']);
+  t.ok(messages.includes('draining') && messages.includes('stopped'), 'draining and stopped both written');
+});
