@@ -37,18 +37,20 @@ export function classifyProviders(old: RouteTables, next: RouteTables, lineOf: L
 function compareProvider(id: string, before: ProviderTable, after: ProviderTable, lineOf: LineOf): Change[] {
   const changes: Change[] = [];
   const at = (...path: (string | number)[]) => lineOf(['providers', id, ...path]);
-  if (before.dialect !== after.dialect) {
+  const dialectChanged = before.dialect !== after.dialect;
+  if (dialectChanged) {
     changes.push({ severity: 'breaking', kind: 'dialect_changed', provider: id, before: before.dialect, after: after.dialect, line: at('dialect') });
   }
   changes.push(...compareEndpoints(id, before.endpoints, after.endpoints, at));
-  if (!sameValue(sortedEntries(before.headers), sortedEntries(after.headers))) {
+  // Another dialect brings its own default headers and key header: part of dialect_changed, not repeated.
+  if (!dialectChanged && !sameValue(sortedEntries(before.headers), sortedEntries(after.headers))) {
     // Static headers reach the provider with every request and can change what it does (an API version, a beta).
     changes.push({ severity: 'behaviour', kind: 'headers_changed', provider: id, before: toJson(before.headers), after: toJson(after.headers), line: at('headers') });
   }
   const was: { [key: string]: JsonValue } = {};
   const now: { [key: string]: JsonValue } = {};
   for (const key of TUNING_KEYS) {
-    if (sameValue(before[key], after[key])) continue;
+    if (sameValue(before[key], after[key]) || (dialectChanged && key === 'auth')) continue;
     was[key] = toJson(before[key]);
     now[key] = toJson(after[key]);
   }
