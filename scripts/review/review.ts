@@ -28,8 +28,9 @@ function main(args: readonly string[]): number {
     process.stdout.write(json ? reviewJson(review) : reviewMarkdown(review, { old: old.label, new: next.label }));
     return review.breaking.length > 0 ? 1 : 0;
   } catch (error) {
-    if (!(error instanceof SideError)) throw error;
-    for (const line of error.lines) process.stderr.write(`${line}\n`);
+    // Anything unexpected is exit 2 as well: exit 1 would tell CI "breaking" when nothing was compared.
+    const lines = error instanceof SideError ? error.lines : [`review: failed: ${error instanceof Error ? error.message : String(error)}`];
+    for (const line of lines) process.stderr.write(`${line}\n`);
     return 2;
   }
 }
