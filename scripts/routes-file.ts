@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { RouteTables } from '../src/generated/types/route-tables.js';
-import { compileRoutes } from './routes/compile-routes.js';
+import { compileRoutes, type CompileResult } from './routes/compile-routes.js';
 import { formatProblem, type Problem } from './routes/problem.js';
 
 /**
  * Reads and compiles the routes file (the one named on the command line, else ./routes.yaml). When it cannot
  * be read or does not compile, says why on stderr (one line per problem, never a stack trace) and exits 1.
  */
-export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: string; tables: RouteTables } {
+export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: string; tables: RouteTables; locate: Extract<CompileResult, { ok: true }>['locate'] } {
   const fileName = relative(process.cwd(), path) || path;
   let text: string;
   try {
@@ -22,7 +22,7 @@ export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: strin
     reportProblems(fileName, result.problems);
     process.exit(1);
   }
-  return { fileName, tables: result.tables };
+  return { fileName, tables: result.tables, locate: result.locate };
 }
 
 function reportProblems(fileName: string, problems: readonly Problem[]): void {

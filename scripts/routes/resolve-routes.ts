@@ -44,6 +44,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       maxOutputTokens: entry?.max_output_tokens ?? null,
       reasoning: entry?.reasoning ?? 'none',
       fallback: entry?.fallback ?? [],
+      deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
     };
   }
   const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;

@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 export type CorsOrigins = '*' | readonly string[];
 
 /** What a browser may read from an answer besides the safelisted headers: what an OpenAI SDK reads, and which route served. */
-const EXPOSED_HEADERS = 'x-request-id, x-should-retry, retry-after, retry-after-ms, x-gateway-served-by';
+const EXPOSED_HEADERS = 'x-request-id, x-should-retry, retry-after, retry-after-ms, x-gateway-served-by, deprecation, sunset, x-gateway-replacement';
 /** Always allowed on the chat endpoint: the caller key, the JSON body, the caller's own request id. */
 const BASE_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-request-id'];
 /** Chrome caps a cached preflight at 2 hours; longer is wasted. */

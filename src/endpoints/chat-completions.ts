@@ -9,6 +9,7 @@ import type { Lifecycle } from '../caller/lifecycle.js';
 import { readJsonBody, type BodyLimits } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
+import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
 import type { UpstreamCall } from '../routing/upstream.js';
 
@@ -35,6 +36,12 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     record.model = value.model;
     record.stream = value.stream === true;
     const route = resolveRoute(options.plan.roster, value.model);
+    // Set before anything can answer, so errors and streams carry them too.
+    const deprecation = deprecationHeaders(route);
+    if (deprecation) {
+      record.deprecated = true;
+      for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
+    }
     if (lifecycle.forced) throw shuttingDown(route.provider);
     // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
     // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.

@@ -144,6 +144,13 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
+  const deprecatedRequests = new Counter({
+    name: 'gateway_deprecated_requests_total',
+    help: 'Requests to deprecated roster models (routes.yaml deprecated), by model: who still calls before the removal.',
+    labelNames: ['model'] as const,
+    registers,
+  });
+
   function countTokens(model: string, kind: string, count: number | null): void {
     // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).
     if (count !== null && count > 0) tokens.labels(model, kind).inc(count);
@@ -155,6 +162,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     // record.model is the caller's string until the roster accepted it, which is when provider is set.
     const model = record.provider !== null ? (record.model ?? '') : '';
     requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '').inc();
+    if (record.deprecated) deprecatedRequests.labels(model).inc();
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
     if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);

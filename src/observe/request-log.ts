@@ -31,6 +31,8 @@ export interface RequestRecord {
   usage: Usage | null;
   /** Every upstream attempt, in order (README: Failover); null until the first. */
   attempts: AttemptRecord[] | null;
+  /** The routing string is deprecated in routes.yaml (its answers carry Deprecation and Sunset). */
+  deprecated: boolean;
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -63,6 +65,7 @@ export function requestLog(
       firstEventMs: null,
       usage: null,
       attempts: null,
+      deprecated: false,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
@@ -91,6 +94,7 @@ export function requestLog(
           upstream_headers_ms: record.upstreamHeadersMs,
           first_event_ms: record.firstEventMs,
           attempts: record.attempts,
+          deprecated: record.deprecated,
           prompt_tokens: tokens.counts.prompt,
           completion_tokens: tokens.counts.completion,
           cached_tokens: tokens.counts.cached,

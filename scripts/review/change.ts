@@ -1,0 +1,46 @@
+/** What `npm run review` reports: one caller-visible effect of a routes.yaml change. */
+
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** breaking: a caller that works today fails; behaviour: callers keep working but get something different. */
+export type Severity = 'breaking' | 'behaviour' | 'safe';
+
+export interface Change {
+  readonly severity: Severity;
+  readonly kind: string;
+  readonly model?: string;
+  readonly provider?: string;
+  readonly caller?: string;
+  readonly before?: JsonValue;
+  readonly after?: JsonValue;
+  /** 1-based line in NEW, where the changed thing is written; absent for what NEW no longer has. */
+  readonly line?: number;
+}
+
+/** The three sections, each in the order the classifiers found the changes (file order within a kind). */
+export interface Review {
+  readonly breaking: readonly Change[];
+  readonly behaviour: readonly Change[];
+  readonly safe: readonly Change[];
+}
+
+/** Where a path is written in NEW (routes.yaml keys, e.g. ['models', 'openai/gpt-4o']): the key's line. */
+export type LineOf = (path: readonly (string | number)[]) => number;
+
+export function sortIntoSections(changes: readonly Change[]): Review {
+  return {
+    breaking: changes.filter((change) => change.severity === 'breaking'),
+    behaviour: changes.filter((change) => change.severity === 'behaviour'),
+    safe: changes.filter((change) => change.severity === 'safe'),
+  };
+}
+
+/** Order-sensitive structural equality of compiled values (tables hold only JSON). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A compiled value as plain JSON (the tables hold nothing else). */
+export function toJson(value: unknown): JsonValue {
+  return JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
+}

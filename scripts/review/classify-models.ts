@@ -1,0 +1,122 @@
+import type { ModelTable, RouteTables } from '../../src/generated/types/route-tables.js';
+import { dateMs } from '../routes/cross-check-deprecation.js';
+import { sameValue, type Change, type JsonValue, type LineOf } from './change.js';
+
+/**
+ * What happens to each routing string: removed (or planned removal, or probable rename), added,
+ * repointed, capabilities, fallback and deprecation. `now` decides whether a sunset has passed.
+ */
+export function classifyModels(old: RouteTables, next: RouteTables, lineOf: LineOf, now: number): Change[] {
+  const changes: Change[] = [];
+  const removed = Object.keys(old.models).filter((model) => !Object.hasOwn(next.models, model)).sort();
+  const added = Object.keys(next.models).filter((model) => !Object.hasOwn(old.models, model)).sort();
+  const renames = pairRenames(removed, added, old, next);
+  const renamedFrom = new Map([...renames].map(([from, to]) => [to, from]));
+
+  for (const model of removed) {
+    const entry = old.models[model]!;
+    const renamedTo = renames.get(model);
+    const sunsetMs = entry.deprecated ? dateMs(entry.deprecated.sunset) : null;
+    const common = { model, provider: entry.provider, ...(renamedTo ? { after: renamedTo, line: lineOf(['models', renamedTo]) } : {}) };
+    if (entry.deprecated && sunsetMs !== null && sunsetMs <= now) {
+      changes.push({ severity: 'behaviour', kind: 'planned_removal', ...common, before: { ...entry.deprecated } });
+    } else {
+      changes.push({ severity: 'breaking', kind: 'model_removed', ...common, before: { provider: entry.provider, upstreamModel: entry.upstreamModel } });
+    }
+  }
+  for (const model of added) {
+    const entry = next.models[model]!;
+    const from = renamedFrom.get(model);
+    changes.push({
+      severity: 'safe',
+      kind: 'model_added',
+      model,
+      provider: entry.provider,
+      ...(from ? { before: from } : {}),
+      after: describeModel(entry),
+      line: lineOf(['models', model]),
+    });
+  }
+  for (const model of Object.keys(next.models).sort()) {
+    const before = old.models[model];
+    const after = next.models[model];
+    if (before && after) changes.push(...compareModel(model, before, after, lineOf));
+  }
+  return changes;
+}
+
+/** A removed string and an added one with the same provider and upstream model: probably renamed (first match in sort order). */
+function pairRenames(removed: readonly string[], added: readonly string[], old: RouteTables, next: RouteTables): Map<string, string> {
+  const pairs = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const from of removed) {
+    const was = old.models[from]!;
+    const to = added.find((model) => !taken.has(model) && next.models[model]!.provider === was.provider && next.models[model]!.upstreamModel === was.upstreamModel);
+    if (to === undefined) continue;
+    pairs.set(from, to);
+    taken.add(to);
+  }
+  return pairs;
+}
+
+function describeModel(entry: ModelTable): { [key: string]: JsonValue } {
+  return {
+    provider: entry.provider,
+    upstreamModel: entry.upstreamModel,
+    maxOutputTokens: entry.maxOutputTokens,
+    reasoning: entry.reasoning,
+    fallback: [...entry.fallback],
+    deprecated: entry.deprecated ? { ...entry.deprecated } : null,
+  };
+}
+
+function compareModel(model: string, before: ModelTable, after: ModelTable, lineOf: LineOf): Change[] {
+  const changes: Change[] = [];
+  const at = (key?: string) => lineOf(key ? ['models', model, key] : ['models', model]);
+  const common = { model, provider: after.provider };
+  if (before.upstreamModel !== after.upstreamModel) {
+    changes.push({ severity: 'behaviour', kind: 'model_repointed', ...common, before: before.upstreamModel, after: after.upstreamModel, line: at('upstream_model') });
+  }
+  const limitBefore = before.maxOutputTokens;
+  const limitAfter = after.maxOutputTokens;
+  if (limitBefore !== limitAfter) {
+    // Only a known limit made smaller breaks a caller; declaring or dropping one changes what is documented.
+    const lowered = limitBefore !== null && limitAfter !== null && limitAfter < limitBefore;
+    changes.push({
+      severity: lowered ? 'breaking' : 'safe',
+      kind: lowered ? 'output_limit_lowered' : 'capability_changed',
+      ...common,
+      before: lowered ? limitBefore : { maxOutputTokens: limitBefore },
+      after: lowered ? limitAfter : { maxOutputTokens: limitAfter },
+      line: at('max_output_tokens'),
+    });
+  }
+  if (before.reasoning !== after.reasoning) {
+    const removed = after.reasoning === 'none';
+    // none -> a mode: callers may now ask for reasoning. budget <-> adaptive: reasoning_effort is mapped anew.
+    const severity = removed ? 'breaking' : before.reasoning === 'none' ? 'safe' : 'behaviour';
+    changes.push({
+      severity,
+      kind: removed ? 'reasoning_removed' : 'capability_changed',
+      ...common,
+      before: removed ? before.reasoning : { reasoning: before.reasoning },
+      after: removed ? after.reasoning : { reasoning: after.reasoning },
+      line: at('reasoning'),
+    });
+  }
+  if (!sameValue(before.fallback, after.fallback)) {
+    changes.push({ severity: 'behaviour', kind: 'fallback_changed', ...common, before: [...before.fallback], after: [...after.fallback], line: at('fallback') });
+  }
+  if (!sameValue(before.deprecated, after.deprecated)) {
+    const newly = before.deprecated === null;
+    changes.push({
+      severity: 'behaviour',
+      kind: newly ? 'model_deprecated' : 'deprecation_changed',
+      ...common,
+      before: before.deprecated ? { ...before.deprecated } : null,
+      after: after.deprecated ? { ...after.deprecated } : null,
+      line: at('deprecated'),
+    });
+  }
+  return changes;
+}

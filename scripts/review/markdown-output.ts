@@ -1,0 +1,139 @@
+import type { Change, JsonValue, Review } from './change.js';
+
+/** Rows per section: keeps the comment under GitHub's 64 KB; --json always lists everything. */
+const MAX_ROWS = 80;
+/** Longest value shown in a cell (a header value can be long). */
+const MAX_CELL_CHARS = 160;
+
+const SECTIONS = [
+  { key: 'breaking', title: 'Breaking: callers that work today fail after this change' },
+  { key: 'behaviour', title: 'Behaviour changes: callers keep working but get something different' },
+  { key: 'safe', title: 'Safe' },
+] as const;
+
+/** The pull-request form: a one-line summary, then the three sections as short tables, breaking first. */
+export function reviewMarkdown(review: Review, labels: { old: string; new: string }): string {
+  const out = [`### routes.yaml review: ${summaryLine(review)}`, '', `${code(labels.old)} → ${code(labels.new)}`, ''];
+  const total = review.breaking.length + review.behaviour.length + review.safe.length;
+  if (total === 0) out.push('No change that callers can see.', '');
+  for (const { key, title } of SECTIONS) {
+    const changes = review[key];
+    if (changes.length === 0) continue;
+    out.push(`#### ${title}`, '', '| Kind | Routing string, provider or caller | What it does | Line |', '|---|---|---|---|');
+    for (const change of changes.slice(0, MAX_ROWS)) {
+      out.push(`| \`${change.kind}\` | ${subject(change)} | ${describe(change)} | ${change.line ?? ''} |`);
+    }
+    if (changes.length > MAX_ROWS) out.push('', `… and ${changes.length - MAX_ROWS} more (\`npm run review -- --json\` lists every one).`);
+    out.push('');
+  }
+  if (review.breaking.length > 0) out.push('**Breaking**: merging this needs a reviewer\'s explicit approval (the review exits 1).', '');
+  return `${out.join('\n')}`;
+}
+
+/** `2 breaking · 1 behaviour change · 3 safe` */
+export function summaryLine(review: Review): string {
+  const behaviour = review.behaviour.length;
+  return `${review.breaking.length} breaking · ${behaviour} behaviour change${behaviour === 1 ? '' : 's'} · ${review.safe.length} safe`;
+}
+
+function subject(change: Change): string {
+  const parts = [change.caller && `caller ${code(change.caller)}`, change.model && code(change.model), !change.model && change.provider ? `provider ${code(change.provider)}` : undefined];
+  return parts.filter(Boolean).join(' ') || 'all providers';
+}
+
+/** One sentence per kind, from before and after (README: Reviewing a roster change lists them all). */
+function describe(change: Change): string {
+  const { before, after } = change;
+  const field = (value: JsonValue | undefined, key: string): JsonValue | undefined =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { [key: string]: JsonValue })[key] : undefined;
+  switch (change.kind) {
+    case 'model_removed':
+      return `removed: callers sending it get 400 \`unknown_model\`${typeof after === 'string' ? `; probable rename to ${code(after)} (same provider and upstream model ${code(String(field(before, 'upstreamModel')))})` : ''}`;
+    case 'planned_removal':
+      return `removed after its sunset (${text(field(before, 'sunset'))})${field(before, 'replacement') ? `; replacement ${code(String(field(before, 'replacement')))}` : ''}${typeof after === 'string' ? `; probable rename to ${code(after)}` : ''}`;
+    case 'output_limit_lowered':
+      return `\`max_output_tokens\` lowered: ${text(before)} → ${text(after)}`;
+    case 'reasoning_removed':
+      return `\`reasoning\` ${text(before)} → none: requests asking for reasoning are refused or ignored`;
+    case 'dialect_changed':
+      return `\`dialect\` ${text(before)} → ${text(after)}: every model of the provider is sent another wire format`;
+    case 'caller_lost_model':
+      return 'can no longer use this model (400)';
+    case 'caller_key_removed':
+      return `a key it used is no longer accepted (401): ${text(before)} → ${text(after)}`;
+    case 'model_repointed':
+      return `now reaches upstream model ${code(String(after))} (was ${code(String(before))})`;
+    case 'fallback_changed':
+      return `fallback ${list(before)} → ${list(after)}`;
+    case 'error_rule_changed':
+      return `provider status ${text(field(before, 'providerStatus'))}: ${rule(before)} → ${rule(after)}`;
+    case 'caller_gained_model':
+      return 'can now use this model (access widened)';
+    case 'caller_key_added':
+      return `accepts another key: ${text(before)} → ${text(after)}`;
+    case 'limits_changed':
+      return `limits and budget ${text(before)} → ${text(after)}`;
+    case 'model_deprecated':
+      return `deprecated: answers now carry Deprecation (since ${text(field(after, 'since'))}) and Sunset (${text(field(after, 'sunset'))})${field(after, 'replacement') ? `, replacement ${code(String(field(after, 'replacement')))}` : ''}`;
+    case 'deprecation_changed':
+      return after === null ? 'no longer deprecated' : `deprecation ${text(before)} → ${text(after)}`;
+    case 'max_attempts_changed':
+      return `\`max_attempts\` ${text(before)} → ${text(after)}: how many endpoints and fallbacks one request may try`;
+    case 'headers_changed':
+      return `static headers sent upstream ${text(before)} → ${text(after)}`;
+    case 'endpoint_changed':
+      return `endpoint ${code(String(field(after, 'name')))}: ${changedFields(before, after)}`;
+    case 'model_added':
+      return `added${typeof before === 'string' ? ` (probable rename of ${code(before)})` : ''}: ${code(String(field(after, 'provider')))} upstream ${code(String(field(after, 'upstreamModel')))}, max_output_tokens ${text(field(after, 'maxOutputTokens'))}, reasoning ${text(field(after, 'reasoning'))}`;
+    case 'provider_added':
+      return `added: dialect ${text(field(after, 'dialect'))}, endpoints ${list(field(after, 'endpoints'))}`;
+    case 'provider_removed':
+      return `removed with its ${text(field(before, 'models'))} model(s)`;
+    case 'endpoint_added':
+      return `endpoint ${code(String(field(after, 'name')))} added: ${code(String(field(after, 'baseUrl')))}, weight ${text(field(after, 'weight'))}`;
+    case 'endpoint_removed':
+      return `endpoint ${code(String(field(before, 'name')))} removed (${code(String(field(before, 'baseUrl')))})`;
+    case 'provider_changed':
+    case 'capability_changed':
+      return changedFields(before, after);
+    default:
+      return `${text(before)} → ${text(after)}`;
+  }
+}
+
+function changedFields(before: JsonValue | undefined, after: JsonValue | undefined): string {
+  const was = before !== null && typeof before === 'object' && !Array.isArray(before) ? (before as { [key: string]: JsonValue }) : {};
+  const now = after !== null && typeof after === 'object' && !Array.isArray(after) ? (after as { [key: string]: JsonValue }) : {};
+  return Object.keys(now)
+    .filter((key) => JSON.stringify(was[key]) !== JSON.stringify(now[key]))
+    .map((key) => `${key} ${text(was[key])} → ${text(now[key])}`)
+    .join('; ');
+}
+
+function rule(value: JsonValue | undefined): string {
+  const r = value as { status?: number; code?: string; retry?: boolean } | undefined;
+  return r?.status === undefined ? 'no rule' : `${r.status} ${code(String(r.code))} x-should-retry: ${String(r.retry)}`;
+}
+
+function list(value: JsonValue | undefined): string {
+  return Array.isArray(value) && value.length > 0 ? value.map((item) => code(String(item))).join(', ') : 'none';
+}
+
+/** A value as inline code (JSON for objects), cut to a bounded length. */
+function text(value: JsonValue | undefined): string {
+  if (value === undefined || value === null) return 'none';
+  return code(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+/**
+ * Inline code that stays inside its table cell and renders nothing: the values come from a pull request, so
+ * a `|` must not open a cell and no backtick run may close the span early (the fence is longer than any run).
+ */
+export function code(value: string): string {
+  const cut = value.length > MAX_CELL_CHARS ? `${value.slice(0, MAX_CELL_CHARS)}…` : value;
+  const clean = cut.replace(/[\u0000-\u001f\u007f]/g, '?').replace(/\|/g, '\\|');
+  const longestRun = Math.max(0, ...(clean.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longestRun + 1);
+  const pad = clean.startsWith('`') || clean.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${clean}${pad}${fence}`;
+}
