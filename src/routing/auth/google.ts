@@ -23,7 +23,7 @@ export interface GoogleTokenSource {
  * A service-account key file (GOOGLE_APPLICATION_CREDENTIALS) is exchanged by our own JWT grant at its
  * token_uri; anything else (the metadata server on GCE, GKE workload identity, Cloud Run, a user's gcloud
  * login) goes through google-auth-library. The token is fetched at start-up and refreshed REFRESH_AHEAD_MS
- * before it expires (at half its life when that is sooner); a failed fetch is retried with backoff while the
+ * before it expires (at half its life when that is later); a failed fetch is retried with backoff while the
  * old token, if still valid, keeps serving. The log hears once per change of state, never the token.
  */
 export function googleTokenSource(env: Readonly<Record<string, string | undefined>>, log: AuthStateLog, now: () => number = Date.now): GoogleTokenSource {
@@ -48,7 +48,8 @@ export function googleTokenSource(env: Readonly<Record<string, string | undefine
       if (state !== 'ok') log('ok', null);
       state = 'ok';
       const lifetime = fresh.expiresAt - now();
-      schedule(Math.min(lifetime - REFRESH_AHEAD_MS, lifetime / 2));
+      // A short-lived token (under twice the lead) is refreshed at half its life, never in a loop.
+      schedule(Math.max(lifetime - REFRESH_AHEAD_MS, lifetime / 2));
     } catch (error) {
       if (closed) return;
       const reason = error instanceof Error ? error.message.slice(0, 300) : 'unknown error';
