@@ -210,3 +210,8 @@ t.test('a message signature goes back on the last text part', async (t) => {
   });
   t.same((call.body['contents'] as { parts: unknown[] }[])[1]!.parts, [{ text: 'Hello.', thoughtSignature: 'bXNn' }]);
 });
+
+t.test('an empty message (no text, no calls) is left out: Gemini refuses a content without parts', async (t) => {
+  const call = await sent(t, { model: 'gem/plain', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: '' }, { role: 'user', content: 'again' }] });
+  t.same(call.body['contents'], [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'user', parts: [{ text: 'again' }] }]);
+});

@@ -125,13 +125,14 @@ export const USAGE = { promptTokenCount: 10, candidatesTokenCount: 5, totalToken
 export async function geminiGateway(
   t: { teardown(fn: () => unknown): void },
   answer: (call: GeminiCall, n: number) => GeminiAnswer,
-  options: { routes?: string; env?: Record<string, string>; upstreamOrigin?: string } = {},
+  options: { routes?: string; env?: Record<string, string>; upstreamOrigin?: string; maxUpstreamBodyBytes?: number } = {},
 ) {
   const mock = await startMockGemini(answer);
   const gateway = await startGateway({
     routes: options.routes ?? GEMINI_ROUTES,
     env: { GEMINI_BASE_URL: `${mock.origin}/v1beta`, ...options.env },
     ...(options.upstreamOrigin ? { upstreamOrigin: options.upstreamOrigin } : {}),
+    ...(options.maxUpstreamBodyBytes ? { maxUpstreamBodyBytes: options.maxUpstreamBodyBytes } : {}),
   });
   t.teardown(() => Promise.all([gateway.close(), mock.close()]));
   const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 });

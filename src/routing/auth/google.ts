@@ -1,4 +1,4 @@
-import { GoogleAuth } from 'google-auth-library';
+import type { GoogleAuth } from 'google-auth-library';
 import { CLOUD_PLATFORM_SCOPE, readServiceAccount, serviceAccountToken, type AccessToken } from './service-account.js';
 
 /** Tell the log about a change of state: `ok` with no reason, or why no token can be had. */
@@ -76,7 +76,8 @@ function tokenFetcher(keyFile: string | undefined): (now: number) => Promise<Acc
   return async (now) => {
     const key = keyFile ? await readServiceAccount(keyFile) : undefined;
     if (key) return serviceAccountToken(key, now);
-    auth ??= new GoogleAuth({ scopes: CLOUD_PLATFORM_SCOPE });
+    // Loaded only here: a gateway without such credentials (or with a key file) never pays for the library.
+    auth ??= new (await import('google-auth-library')).GoogleAuth({ scopes: CLOUD_PLATFORM_SCOPE });
     const client = await auth.getClient();
     const { token } = await client.getAccessToken();
     if (!token) throw new Error('Application Default Credentials gave no access token');

@@ -28,6 +28,8 @@ export function contentsOf(messages: JsonNode, requireSignatures: boolean): Cont
   const contents: string[] = [];
   let responses: string[] = [];
   let callNames = new Map<string, string>();
+  // Gemini refuses a content without parts; an empty message says nothing, so it is left out.
+  const push = (role: 'user' | 'model', parts: string[]) => void (parts.length > 0 && contents.push(content(role, parts)));
   const flush = () => {
     if (responses.length > 0) contents.push(content('user', responses));
     responses = [];
@@ -43,10 +45,10 @@ export function contentsOf(messages: JsonNode, requireSignatures: boolean): Cont
     }
     flush();
     if (role === 'system' || role === 'developer') system.push(...textParts(message, false));
-    else if (role === 'user') contents.push(content('user', textParts(message, true)));
+    else if (role === 'user') push('user', textParts(message, true));
     else if (role === 'assistant') {
       callNames = new Map();
-      contents.push(content('model', modelParts(message, callNames, requireSignatures)));
+      push('model', modelParts(message, callNames, requireSignatures));
     } else throw unsupported(`${message.path}.role`, `'${message.path}.role' ${shown(role)} has no Gemini form: use system, developer, user, assistant or tool.`);
   }
   flush();
