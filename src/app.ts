@@ -59,7 +59,7 @@ export interface Gateway {
 /** The whole HTTP surface, built from compiled tables. It never listens: server.ts (or a test) does. */
 export function createGateway(tables: RouteTables, options: AppOptions): Gateway {
   const { logger } = options;
-  const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`);
+  const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`, (level, message) => logger[level](message));
   for (const warning of providers.warnings) logger.warn(warning);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
   const lifecycle = new Lifecycle();

@@ -345,14 +345,14 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
 });
 
 t.test('auth: a scheme or a header name, never without a key, never a header the gateway sets (issue 11)', async (t) => {
-  const anyOf = "must be bearer or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)";
+  const anyOf = "must be bearer, google or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)";
   t.strictSame(problemsOf('auth.yaml'), [
     'routes.yaml:7:16: providers.anthropic.headers.X-Api-Key: conflicts with api_key_env, which sends x-api-key',
     'routes.yaml:12:16: providers.azure.headers.Api-Key: conflicts with api_key_env, which sends api-key',
     'routes.yaml:15:5: providers.keyless.auth: needs api_key_env, the key it sends',
     'routes.yaml:19:21: providers.reserved.auth.header: is set by the gateway and cannot carry the key',
     `routes.yaml:23:11: providers.spaced.auth: ${anyOf}`,
-    'routes.yaml:25:14: providers.wrong.dialect: must be one of "openai", "anthropic"',
+    'routes.yaml:25:14: providers.wrong.dialect: must be one of "openai", "anthropic", "gemini"',
     `routes.yaml:28:11: providers.wrong.auth: ${anyOf}`,
   ]);
 });
@@ -363,7 +363,7 @@ t.test('max_output_tokens and reasoning: checked, and required for an anthropic-
     'routes.yaml:13:3: models."anthropic/claude-c": needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)',
     'routes.yaml:14:44: models."anthropic/claude-d".max_output_tokens: must be >= 1',
     'routes.yaml:15:38: models."openai/gpt-x".max_output_tokens: must be integer',
-    'routes.yaml:15:54: models."openai/gpt-x".reasoning: must be one of "none", "budget", "adaptive"',
+    'routes.yaml:15:54: models."openai/gpt-x".reasoning: must be one of "none", "budget", "adaptive", "levels"',
   ]);
 });
 

@@ -3,6 +3,7 @@ import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rul
 import { checkDeprecations } from './cross-check-deprecation.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
+import { checkThinking } from './cross-check-thinking.js';
 import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
 
@@ -31,13 +32,15 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     checkEndpoints(id, provider, report);
     checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
-    if (provider['auth'] !== undefined && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
+    const google = provider['auth'] === 'google';
+    if (provider['auth'] !== undefined && !google && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
+    if (google && hasKey(provider)) report(['providers', id, 'auth'], 'value', 'google sends an OAuth2 token from Google credentials: remove api_key_env');
     if (authHeader && RESERVED_HEADERS.has(authHeader.toLowerCase())) report(['providers', id, 'auth', 'header'], 'value', 'is set by the gateway and cannot carry the key');
     const seen = new Set<string>();
     for (const name of Object.keys(mapAt(provider, 'headers'))) {
       const lower = name.toLowerCase();
       if (RESERVED_HEADERS.has(lower)) report(['providers', id, 'headers', name], 'key', 'is set by the gateway and cannot be overridden');
-      else if (hasKey(provider) && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
+      else if ((hasKey(provider) || google) && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
       else if (seen.has(lower)) report(['providers', id, 'headers', name], 'key', 'is given twice (header names ignore case)');
       seen.add(lower);
     }
@@ -56,6 +59,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
       // Anthropic requires max_tokens; a guessed default would silently cut answers short.
       report(['models', model], 'key', 'needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)');
     }
+    if (Object.hasOwn(routes.providers, segments[0] ?? '')) checkThinking(model, mapAt(routes.models, model), mapAt(routes.providers, segments[0]!)['dialect'], report);
   }
   checkFallbacks(routes.models, report);
   checkDeprecations(routes.models, report);
@@ -78,7 +82,7 @@ function keyHeader(provider: Record<string, unknown>): string | undefined {
   const named = provider['dialect'];
   const dialect = typeof named === 'string' && Object.hasOwn(DIALECT_DEFAULTS, named) ? (named as keyof typeof DIALECT_DEFAULTS) : 'openai';
   const scheme = auth === undefined ? DIALECT_DEFAULTS[dialect].auth : auth;
-  if (scheme === 'bearer') return 'Authorization';
+  if (scheme === 'bearer' || scheme === 'google') return 'Authorization';
   const header = scheme !== null && typeof scheme === 'object' ? (scheme as Record<string, unknown>)['header'] : undefined;
   return typeof header === 'string' ? header : undefined;
 }

@@ -1,5 +1,5 @@
-import type { BreakerEntry, EndpointEntry, ErrorRule, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
-import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { BreakerEntry, EndpointEntry, ErrorRule, ModelEntry, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
+import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 
 /** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
@@ -25,7 +25,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       id,
       dialect,
       endpoints: resolveEndpoints(entry),
-      auth: entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
+      auth: entry.auth === 'google' ? GOOGLE_AUTH : entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
@@ -43,6 +43,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       upstreamModel: entry?.upstream_model ?? routingString.slice(slash + 1),
       maxOutputTokens: entry?.max_output_tokens ?? null,
       reasoning: entry?.reasoning ?? 'none',
+      ...geminiThinking(entry ?? null, routes.providers[routingString.slice(0, slash)]?.dialect),
       fallback: entry?.fallback ?? [],
       deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
     };
@@ -74,7 +75,28 @@ function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
   }));
 }
 
-function keyAuth(scheme: AuthScheme): KeyAuth {
+/** `auth: google`: an OAuth2 access token as a bearer, fetched by the engine (src/routing/auth/). */
+const GOOGLE_AUTH: KeyAuth = { header: 'authorization', scheme: 'google' };
+
+/** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */
+export const DEFAULT_THINKING_BUDGET = { min: 512, max: 24576 } as const;
+/** The levels every Gemini 3.x model accepts. */
+export const DEFAULT_REASONING_LEVELS = ['low', 'high'] as const;
+const LEVEL_ORDER = ['minimal', 'low', 'medium', 'high'];
+
+/** A gemini-dialect model's thinking range (budget) or levels, lowest first; nothing for other models. */
+function geminiThinking(entry: ModelEntry | null, dialect: string | undefined): Pick<ModelTable, 'thinkingBudget' | 'reasoningLevels'> {
+  if (dialect !== 'gemini') return {};
+  if (entry?.reasoning === 'budget') return { thinkingBudget: { ...(entry.thinking_budget ?? DEFAULT_THINKING_BUDGET) } };
+  if (entry?.reasoning === 'levels') {
+    const levels = entry.reasoning_levels ?? DEFAULT_REASONING_LEVELS;
+    return { reasoningLevels: LEVEL_ORDER.filter((level) => levels.includes(level as never)) };
+  }
+  return {};
+}
+
+function keyAuth(scheme: Exclude<AuthScheme, 'google'> | 'google'): KeyAuth {
+  if (scheme === 'google') return GOOGLE_AUTH;
   return scheme === 'bearer' ? { header: 'authorization', scheme: 'bearer' } : { header: scheme.header.toLowerCase(), scheme: 'raw' };
 }
 

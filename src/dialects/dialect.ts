@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../wire/provider-error.js';
-import type { ReasoningMode } from '../generated/types/route-tables.js';
+import type { ReasoningMode, ThinkingBudget } from '../generated/types/route-tables.js';
 import type { SseMessage } from '../wire/sse-parser.js';
 
 /** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own. */
@@ -25,13 +25,17 @@ export interface OutgoingCall {
   readonly maxOutputTokens: number | null;
   /** routes.yaml reasoning of the model: how it thinks, if at all. */
   readonly reasoning: ReasoningMode;
+  /** routes.yaml thinking_budget of a gemini `budget` model (its default applied); absent for other models. */
+  readonly thinkingBudget?: ThinkingBudget | undefined;
+  /** routes.yaml reasoning_levels of a gemini `levels` model, lowest first (its default applied); absent for other models. */
+  readonly reasoningLevels?: readonly string[] | undefined;
   /** Ask the provider to report usage in the stream although the caller did not (the gateway counts tokens). */
   readonly requestStreamUsage: boolean;
 }
 
 /** Where and what to send for one call. */
 export interface OutgoingRequest {
-  /** Appended to the provider's base_url (no leading slash). */
+  /** Appended to the provider's base_url (no leading slash); may name the model and the method (`models/m:generateContent`). */
   readonly path: string;
   readonly body: string;
   /** Headers of this call only (a request signature), on top of the provider's fixed ones built at start-up. */
@@ -58,6 +62,12 @@ export interface StreamStep {
 /** Per-request state for translating one upstream stream. */
 export interface StreamTranslator {
   translate(message: SseMessage): StreamStep;
+  /**
+   * The provider ended the body. A framing with no end marker (Gemini's: the end of the body is the end)
+   * returns the step that finishes the answer; undefined when the stream is incomplete, which the engine
+   * answers with its own final error event.
+   */
+  end?(): StreamStep | undefined;
 }
 
 /** What a stream translator needs to know about the request. */
@@ -85,8 +95,11 @@ export interface StreamReader {
   push(chunk: Buffer): void;
   /** The next step of what was pushed; undefined once the pushed bytes hold no further whole event. Throws EventTooLargeError when an event outgrows the limit. */
   next(): StreamStep | undefined;
-  /** The provider closed the stream; what it left unfinished is dropped. */
-  end(): void;
+  /**
+   * The provider closed the stream; what it left unfinished is dropped. Returns the step that finishes the
+   * answer for a framing whose end is the end of the body, else undefined (the stream ended early).
+   */
+  end(): StreamStep | undefined;
 }
 
 /**

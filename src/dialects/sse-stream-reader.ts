@@ -46,6 +46,7 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
     },
     end() {
       parser.end();
+      return translator.end?.();
     },
   };
 }

@@ -7,6 +7,7 @@ import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
+import { withProviderToken } from './auth/provider-token.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
 
 /** What every attempt of one request shares: the caller's body as read, and where the answer goes. */
@@ -42,10 +43,12 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
     upstreamModel: route.upstreamModel,
     maxOutputTokens: route.maxOutputTokens,
     reasoning: route.reasoning,
+    thinkingBudget: route.thinkingBudget,
+    reasoningLevels: route.reasoningLevels,
     requestStreamUsage: hideUsage,
   });
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream);
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, outgoing), record.requestId, record.stream);
   request.onCall(call);
   try {
     const reply = await call.reply;

@@ -18,7 +18,7 @@ const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_inter
 /** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
 const MAX_LOGGED_ROUTE_CHARS = 64;
 /** Transport failures another endpoint may not have (README: Failover). */
-const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout']);
+const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout', 'provider_auth_failed']);
 
 /**
  * Serves the request from `routingString`'s route, failing over to its provider's other endpoints, then to each

@@ -103,7 +103,15 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       }
       if (ended) res.end();
     }
-    reader.end();
+    // A framing without an end marker (Gemini's) finishes at the end of the body, if the answer was whole.
+    const last = ended ? undefined : reader.end();
+    if (last) {
+      ended = true;
+      if (last.usage) record.usage = last.usage;
+      if (last.end === 'error') record.gatewayCode = 'provider_stream_error';
+      if (record.firstEventMs === null && last.frames !== '') record.firstEventMs = round(performance.now() - record.startedAt);
+      res.end(provider.redact(last.frames));
+    }
     if (!ended) finish(res, record, interrupted(provider, 'closed the stream before its end marker'));
   } catch (error) {
     if (res.destroyed || ended) return;

@@ -7,6 +7,7 @@ import type { EndpointTable, ProviderTable, RouteTables } from '../generated/typ
 import { baseUrlProblem } from './base-url-rules.js';
 import { EndpointBreaker } from './circuit-breaker.js';
 import { SOCKET_HIGH_WATER_MARK } from '../wire/high-water-mark.js';
+import { googleTokenSource, type AuthStateLog, type GoogleTokenSource } from './auth/google.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from '../observe/redact-secrets.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
@@ -36,6 +37,8 @@ export interface RuntimeProvider {
   readonly missingKeyEnv: string | null;
   /** Takes this provider's keys (every endpoint's) out of text it sent before the caller sees it (a provider may quote one). */
   readonly redact: Redact;
+  /** Its access tokens when its credentials are one (auth: google), else null. */
+  readonly tokens: GoogleTokenSource | null;
 }
 
 export interface RuntimeProviders {
@@ -44,8 +47,18 @@ export interface RuntimeProviders {
   readonly warnings: readonly string[];
   /** Takes every configured provider key out of text: for error envelopes and log lines. */
   readonly redact: Redact;
-  /** Closes the keep-alive sockets to every provider. */
+  /** Closes the keep-alive sockets to every provider and stops refreshing tokens. */
   close(): void;
+  /** Settles once every token source fetched (or failed to fetch) its first token. */
+  readonly tokensReady: Promise<void>;
+}
+
+/** Where operational lines go after start-up (a token that can no longer be had, and its return). */
+export type OperationalLog = (level: 'info' | 'warn', message: string) => void;
+
+function googleAuthLog(log: OperationalLog): AuthStateLog {
+  return (state, reason) =>
+    state === 'ok' ? log('info', 'auth: google: access token obtained') : log('warn', `auth: google: no access token (${reason}); its providers answer 503 provider_auth_failed`);
 }
 
 type Agents = { http: HttpAgent; https: HttpsAgent };
@@ -54,12 +67,15 @@ type Agents = { http: HttpAgent; https: HttpsAgent };
 const now = () => performance.now();
 
 /** Builds every provider's endpoints with their clients once, so a request only adds its body and its request id. */
-export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string): RuntimeProviders {
+export function prepareProviders(tables: RouteTables, env: Readonly<Record<string, string | undefined>>, userAgent: string, log: OperationalLog = () => {}): RuntimeProviders {
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 256, scheduling: 'lifo' as const, highWaterMark: SOCKET_HIGH_WATER_MARK };
   const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
   const byId = new Map<string, RuntimeProvider>();
   const warnings: string[] = [];
   const keys: string[] = [];
+  // One source for every auth: google provider: Application Default Credentials are the process's.
+  const usesGoogle = Object.values(tables.providers).some((table) => table?.auth?.scheme === 'google');
+  const tokens = usesGoogle ? googleTokenSource(env, googleAuthLog(log)) : null;
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
     const providerKeys: string[] = [];
@@ -78,13 +94,15 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     keys.push(...providerKeys);
     const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);
     const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
-    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys) });
+    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null });
   }
   return {
     byId,
     warnings,
     redact: secretRedactor(keys),
+    tokensReady: tokens ? tokens.ready : Promise.resolve(),
     close() {
+      tokens?.close();
       agent.http.destroy();
       agent.https.destroy();
     },

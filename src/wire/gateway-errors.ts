@@ -38,6 +38,8 @@ export const GATEWAY_ERRORS = {
   shutting_down: { status: 503, type: 'server_error', code: 'shutting_down', retry: true },
   // The request bodies in flight hold all of MAX_BODY_BYTES_IN_FLIGHT: a moment later, or another instance, can take it.
   overloaded: { status: 503, type: 'server_error', code: 'overloaded', retry: true },
+  // A provider whose credentials are an access token (auth: google) has none valid now; the provider was not called.
+  provider_auth_failed: { status: 503, type: 'server_error', code: 'provider_auth_failed', retry: true },
 } as const satisfies Record<string, { status: number; type: string; code: string; retry: boolean }>;
 
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
