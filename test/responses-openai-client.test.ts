@@ -14,7 +14,7 @@ t.test('responses.create, plain: an openai-dialect route answers a response obje
   t.equal(response.status, 'completed');
   t.equal(response.model, 'oai/gpt');
   t.equal(response.output_text, 'Hello from chat');
-  t.equal(response.store, false);
+  t.equal((response as unknown as { store: boolean }).store, false);
   t.match(response.usage, { input_tokens: 12, output_tokens: 5, total_tokens: 17, input_tokens_details: { cached_tokens: 4 }, output_tokens_details: { reasoning_tokens: 0 } });
   const sent = JSON.parse(rig.oai.requests[0]!.body) as Record<string, unknown>;
   t.strictSame(sent['messages'], [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello' }]);
