@@ -21,6 +21,8 @@ export interface StreamFrames {
   frames(text: string): string;
   /** The last frames of a stream that broke after its 200, carrying the gateway's envelope. */
   error(body: ErrorBody): string;
+  /** True once the writer has ended the caller's stream on its own (e.g. an answer over its size limit): the relay stops. */
+  finished?(): boolean;
 }
 
 /** How one request's answers reach the caller. */

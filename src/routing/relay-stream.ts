@@ -78,7 +78,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
         if (step.frames !== '') frames += output.frames(step.frames);
         if (step.usage) record.usage = step.usage;
-        if (step.end) {
+        if (step.end || output.finished?.()) {
           ended = true;
           if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.

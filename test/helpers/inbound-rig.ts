@@ -42,7 +42,7 @@ export interface InboundRig {
   oaiAnswer: MockScript;
 }
 
-export async function startInboundRig(t: Test, options: { callerKeys?: readonly string[] } = {}): Promise<InboundRig> {
+export async function startInboundRig(t: Test, options: { callerKeys?: readonly string[]; maxUpstreamBodyBytes?: number; claudeHandler?: (res: ServerResponse) => void; oaiHandler?: (res: ServerResponse) => void } = {}): Promise<InboundRig> {
   const rig = { claudeAnswer: (() => ({ status: 500, json: {} })) as MockScript, oaiAnswer: (() => ({ status: 500, json: {} })) as MockScript } as InboundRig;
   const serve = (pick: () => MockScript) => (request: RecordedRequest, res: ServerResponse) => {
     let body: Record<string, unknown> = {};
@@ -53,12 +53,13 @@ export async function startInboundRig(t: Test, options: { callerKeys?: readonly 
     }
     answer(res, pick()(request, body));
   };
-  const claude = await startMockUpstream(serve(() => rig.claudeAnswer));
-  const oai = await startMockUpstream(serve(() => rig.oaiAnswer));
+  const claude = await startMockUpstream(options.claudeHandler ? (_request, res) => options.claudeHandler!(res) : serve(() => rig.claudeAnswer));
+  const oai = await startMockUpstream(options.oaiHandler ? (_request, res) => options.oaiHandler!(res) : serve(() => rig.oaiAnswer));
   const gateway = await startGateway({
     routes: INBOUND_ROUTES,
     env: { CLAUDE_BASE_URL: `${claude.origin}/v1`, OAI_BASE_URL: `${oai.origin}/v1` },
     ...(options.callerKeys ? { callerKeys: options.callerKeys } : {}),
+    ...(options.maxUpstreamBodyBytes ? { maxUpstreamBodyBytes: options.maxUpstreamBodyBytes } : {}),
   });
   t.teardown(() => Promise.all([gateway.close(), claude.close(), oai.close()]));
   return Object.assign(rig, { gateway, claude, oai });

@@ -11,19 +11,21 @@ const PARAM_NAMES = { response_format: 'text.format', max_completion_tokens: 'ma
 
 /** POST /v1/responses, stateless: the request translated to the internal chat form, the answer back to a response object or event stream. */
 export function responsesHandler(options: Omit<ChatCompletionsOptions, 'inbound'>) {
-  return chatCompletionsHandler({ ...options, inbound: responsesFormat });
+  return chatCompletionsHandler({ ...options, inbound: responsesFormat(options.maxUpstreamBodyBytes) });
 }
 
-const responsesFormat: InboundFormat = {
-  read({ value }) {
-    const request = readResponsesRequest(value);
-    const head = responseHead(request.chat['model'] as string, request);
-    return { text: JSON.stringify(request.chat), value: request.chat, answer: { chat: responsesWriter(head) } };
-  },
-  paramNames: PARAM_NAMES,
-};
+function responsesFormat(maxAnswerChars: number): InboundFormat {
+  return {
+    read({ value }) {
+      const request = readResponsesRequest(value);
+      const head = responseHead(request.chat['model'] as string, request);
+      return { text: JSON.stringify(request.chat), value: request.chat, answer: { chat: responsesWriter(head, maxAnswerChars) } };
+    },
+    paramNames: PARAM_NAMES,
+  };
+}
 
-function responsesWriter(head: ResponseHead): AnswerWriter {
+function responsesWriter(head: ResponseHead, maxAnswerChars: number): AnswerWriter {
   return {
     whole(res, status, text) {
       let completion: unknown;
@@ -40,7 +42,7 @@ function responsesWriter(head: ResponseHead): AnswerWriter {
       res.setHeader('content-length', Buffer.byteLength(body));
       res.end(body);
     },
-    stream: () => responsesStream(head),
+    stream: () => responsesStream(head, maxAnswerChars),
   };
 }
 

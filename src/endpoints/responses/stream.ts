@@ -18,8 +18,10 @@ const MAX_FRAME_CHARS = 64 * 1024 * 1024;
  * done), then one terminal event (completed, incomplete or failed) with the usage. Every event has its type
  * and a strictly increasing sequence_number; there is no [DONE].
  */
-export function responsesStream(head: ResponseHead): StreamFrames {
+export function responsesStream(head: ResponseHead, maxAnswerChars: number): StreamFrames {
   const parser = new SseParser(MAX_FRAME_CHARS);
+  /** The terminal event repeats the whole output, so it is held: never more than maxAnswerChars of it. */
+  let held = 0;
   const done: Record<string, unknown>[] = [];
   let sequence = 0;
   let opened = false;
@@ -119,6 +121,10 @@ export function responsesStream(head: ResponseHead): StreamFrames {
   };
 
   const chunk = (data: Record<string, unknown>): string => {
+    held += JSON.stringify(data['choices'] ?? '').length;
+    if (held > maxAnswerChars) {
+      return failed({ ...TOO_LARGE, message: `The answer grew past ${maxAnswerChars} characters, more than a response object may hold here (max_upstream_body_bytes).` });
+    }
     if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
     if (!choice) return '';
@@ -177,5 +183,18 @@ export function responsesStream(head: ResponseHead): StreamFrames {
       return frames;
     },
     error: failed,
+    finished: () => finished,
   };
 }
+
+const TOO_LARGE: ErrorBody = {
+  message: '',
+  type: 'server_error',
+  code: 'invalid_upstream_response',
+  param: null,
+  origin: 'gateway',
+  gateway_code: 'invalid_upstream_response',
+  provider: null,
+  provider_status: null,
+  provider_code: null,
+};
