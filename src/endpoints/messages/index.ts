@@ -7,7 +7,7 @@ import { messageOfCompletion } from './answer.js';
 import { anthropicErrorEvent, sendAnthropicError } from './errors.js';
 import { messagesAsChat, readNativeMessages } from './request.js';
 import { messagesStream } from './stream.js';
-import { isObject } from '../inbound-fields.js';
+import { parsed, writeJson } from '../chat-answer.js';
 
 /** Caller headers a native Anthropic call carries on (the rest never reach the provider). */
 const FORWARDED_HEADERS = ['anthropic-beta', 'anthropic-version'];
@@ -68,27 +68,16 @@ function forwardedHeaders(req: Request): Record<string, string> {
 
 /** Anthropic's answers pass as they came (the dialect set `model`); its errors mid-stream are its own events. */
 const nativeWriter: AnswerWriter = {
-  whole(res, status, text) {
-    res.statusCode = status;
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('content-length', Buffer.byteLength(text));
-    res.end(text);
-  },
+  whole: writeJson,
   stream: (): StreamFrames => ({ frames: (text) => text, error: anthropicErrorEvent }),
 };
 
 function translatedWriter(routingModel: string): AnswerWriter {
   return {
     whole(res, status, text) {
-      let completion: unknown;
-      try {
-        completion = JSON.parse(text);
-      } catch {
-        completion = undefined;
-      }
-      const message = isObject(completion) ? messageOfCompletion(completion, routingModel) : undefined;
+      const message = messageOfCompletion(parsed(text), routingModel);
       if (!message) throw gatewayError('invalid_upstream_response', 'The provider answered with a body that is not a chat completion.');
-      nativeWriter.whole(res, status, JSON.stringify(message));
+      writeJson(res, status, JSON.stringify(message));
     },
     stream: () => messagesStream(routingModel),
   };

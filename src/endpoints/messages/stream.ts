@@ -1,18 +1,15 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
-import { SseParser } from '../../wire/sse-parser.js';
+import { chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
 import { anthropicUsage, messageId, stopReasonOf } from './answer.js';
 import { anthropicErrorEvent } from './errors.js';
-
-const MAX_FRAME_CHARS = 64 * 1024 * 1024;
 
 /**
  * Chat chunks as Anthropic's event stream: message_start, ping, one content block at a time (thinking, text,
  * tool_use with input_json_delta), message_delta with the stop reason and usage, message_stop.
  */
 export function messagesStream(routingModel: string): StreamFrames {
-  const parser = new SseParser(MAX_FRAME_CHARS);
   let started = false;
   let finished = false;
   let blockIndex = -1;
@@ -87,26 +84,11 @@ export function messagesStream(routingModel: string): StreamFrames {
     return start() + anthropicErrorEvent(body);
   };
 
+  const read = chatEventReader({ chunk, done: end, error: failed, finished: () => finished });
   return {
     frames(text) {
       if (finished) return '';
-      let frames = start();
-      for (const message of parser.push(Buffer.from(text, 'utf8'))) {
-        if (message.kind !== 'event' || finished) continue;
-        if (message.data === '[DONE]') {
-          frames += end();
-          continue;
-        }
-        let data: unknown;
-        try {
-          data = JSON.parse(message.data);
-        } catch {
-          continue;
-        }
-        if (!isObject(data)) continue;
-        frames += isObject(data['error']) ? failed(data['error'] as unknown as ErrorBody) : chunk(data);
-      }
-      return frames;
+      return start() + read(text);
     },
     error: failed,
   };

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AnswerWriter } from '../../routing/answer-writer.js';
 import { gatewayError } from '../../wire/gateway-error.js';
 import { chatCompletionsHandler, type ChatCompletionsOptions, type InboundFormat } from '../chat-completions.js';
+import { parsed, writeJson } from '../chat-answer.js';
 import { readResponsesRequest } from './request.js';
 import { responseHead, responseOfCompletion, type ResponseHead } from './response-object.js';
 import { responsesStream } from './stream.js';
@@ -28,19 +29,9 @@ function responsesFormat(maxAnswerChars: number): InboundFormat {
 function responsesWriter(head: ResponseHead, maxAnswerChars: number): AnswerWriter {
   return {
     whole(res, status, text) {
-      let completion: unknown;
-      try {
-        completion = JSON.parse(text);
-      } catch {
-        completion = undefined;
-      }
-      const response = responseOfCompletion(head, completion);
+      const response = responseOfCompletion(head, parsed(text));
       if (!response) throw gatewayError('invalid_upstream_response', 'The provider answered with a body that is not a chat completion.');
-      const body = JSON.stringify(response);
-      res.statusCode = status;
-      res.setHeader('content-type', 'application/json');
-      res.setHeader('content-length', Buffer.byteLength(body));
-      res.end(body);
+      writeJson(res, status, JSON.stringify(response));
     },
     stream: () => responsesStream(head, maxAnswerChars),
   };

@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
-import { SseParser } from '../../wire/sse-parser.js';
+import { chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
 import { functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
 
@@ -10,16 +10,12 @@ type OpenItem =
   | { kind: 'message'; index: number; id: string; text: string }
   | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
 
-/** Chat frames carry events of at most this size: the engine's reader already bounded them. */
-const MAX_FRAME_CHARS = 64 * 1024 * 1024;
-
 /**
  * Chat chunks as the Responses' event stream: created, in_progress, each output item (added, its deltas,
  * done), then one terminal event (completed, incomplete or failed) with the usage. Every event has its type
  * and a strictly increasing sequence_number; there is no [DONE].
  */
 export function responsesStream(head: ResponseHead, maxAnswerChars: number): StreamFrames {
-  const parser = new SseParser(MAX_FRAME_CHARS);
   /** The terminal event repeats the whole output, so it is held: never more than maxAnswerChars of it. */
   let held = 0;
   const done: Record<string, unknown>[] = [];
@@ -160,27 +156,11 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error, usage: usageOf(usage) }) });
   };
 
+  const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
   return {
     frames(text) {
       if (finished) return '';
-      let frames = open();
-      for (const message of parser.push(Buffer.from(text, 'utf8'))) {
-        if (message.kind !== 'event' || finished) continue;
-        if (message.data === '[DONE]') {
-          frames += terminal();
-          continue;
-        }
-        let data: unknown;
-        try {
-          data = JSON.parse(message.data);
-        } catch {
-          continue;
-        }
-        if (!isObject(data)) continue;
-        if (isObject(data['error'])) frames += failed(data['error'] as unknown as ErrorBody);
-        else frames += chunk(data);
-      }
-      return frames;
+      return open() + read(text);
     },
     error: failed,
     finished: () => finished,
