@@ -155,3 +155,16 @@ t.test('caller keys: x-api-key is accepted on /v1/messages routes, Bearer too; a
   t.equal(responses.status, 401);
   t.match(await responses.json(), { error: { gateway_code: 'unauthorized' } });
 });
+
+t.test('streams ask for usage for their terminal event, except from a provider whose routes.yaml says stream_usage: false', async (t) => {
+  const rig = await startInboundRig(t);
+  rig.oaiAnswer = () => ({ sse: chatStream([{ content: 'ok' }]) });
+  for (const model of ['oai/gpt', 'plain/gpt']) {
+    const response = await post(rig, '/v1/responses', { model, input: 'hi', stream: true });
+    t.equal(eventsOf(await response.text()).at(-1)?.data['type'], 'response.completed', model);
+  }
+  t.match(JSON.parse(rig.oai.requests[0]!.body), { model: 'gpt-4.1', stream_options: { include_usage: true } });
+  const plain = JSON.parse(rig.oai.requests[1]!.body) as Record<string, unknown>;
+  t.equal(plain['model'], 'gpt-plain');
+  t.notOk('stream_options' in plain, 'no stream_options to a provider that refuses them');
+});

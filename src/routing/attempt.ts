@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { editTopLevel, scanTopLevel } from '../wire/json-top-level.js';
 import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
@@ -111,7 +112,7 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   const { dialect } = provider;
   return {
     outgoing: dialect.buildRequest({
-      text: request.text,
+      text: answer && !provider.table.streamUsage ? withoutStreamOptions(request.text) : request.text,
       body,
       upstreamModel: route.upstreamModel,
       maxOutputTokens: route.maxOutputTokens,
@@ -122,6 +123,15 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
     createReader: (context) => dialect.createStreamReader(context),
     writer: chat,
   };
+}
+
+/**
+ * An inbound format's chat request asks for stream usage (its terminal event carries it); a provider whose
+ * routes.yaml says it refuses stream_options gets none, and that stream's answer has no usage.
+ */
+function withoutStreamOptions(text: string): string {
+  const scan = scanTopLevel(text);
+  return scan ? editTopLevel(text, scan, new Map([['stream_options', undefined]])) : text;
 }
 
 async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {

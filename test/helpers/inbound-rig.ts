@@ -19,11 +19,16 @@ providers:
     base_url: http://127.0.0.1:9/v1
     base_url_env: OAI_BASE_URL
     api_key_env: MOCK_API_KEY
+  plain:
+    base_url: http://127.0.0.1:9/v1
+    base_url_env: OAI_BASE_URL
+    stream_usage: false
 models:
   claude/sonnet: { upstream_model: claude-sonnet-4-5, max_output_tokens: 64000, reasoning: budget }
   claude/to-oai: { upstream_model: claude-down, max_output_tokens: 8192, fallback: [oai/gpt] }
   oai/gpt: { upstream_model: gpt-4.1 }
   oai/to-claude: { upstream_model: gpt-down, fallback: [claude/sonnet] }
+  plain/gpt: { upstream_model: gpt-plain }
 errors:
   "529": { status: 503, type: server_error, code: upstream_overloaded, gateway_code: provider_overloaded, retry: true }
   default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }

@@ -119,7 +119,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
   const chunk = (data: Record<string, unknown>): string => {
     held += JSON.stringify(data['choices'] ?? '').length;
     if (held > maxAnswerChars) {
-      return failed({ ...TOO_LARGE, message: `The answer grew past ${maxAnswerChars} characters, more than a response object may hold here (max_upstream_body_bytes).` });
+      return failed({ ...TOO_LARGE, message: `The answer grew past ${maxAnswerChars} characters, more than a response object may hold here (MAX_UPSTREAM_BODY_BYTES).` });
     }
     if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
