@@ -5,6 +5,8 @@ import type { ModelTable, RouteTables } from './generated/types/route-tables.js'
 import { callerAuth } from './caller/caller-auth.js';
 import { BodyBudget, BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
 import { chatCompletionsHandler } from './endpoints/chat-completions.js';
+import { responsesHandler, responsesNotStored } from './endpoints/responses/index.js';
+import { anthropicErrorShape, countTokensHandler, messagesHandler } from './endpoints/messages/index.js';
 import { requireHostHeader } from './caller/client-error.js';
 import { cors, type CorsOrigins } from './caller/cors.js';
 import { deferContinue } from './caller/expect-continue.js';
@@ -83,18 +85,24 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.get('/metrics', metrics.handler);
   app.all('/metrics', methodNotAllowed('GET, HEAD'));
   app.use(trackInFlight(lifecycle));
+  app.use('/v1/messages', anthropicErrorShape);
   if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
-  app.post(
-    '/v1/chat/completions',
-    chatCompletionsHandler({
-      plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
-      errors: tables.errors,
-      body: bodyLimits(options),
-      maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
-      lifecycle,
-    }),
-  );
+  const endpoint = {
+    plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
+    errors: tables.errors,
+    body: bodyLimits(options),
+    maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
+    lifecycle,
+  };
+  app.post('/v1/chat/completions', chatCompletionsHandler(endpoint));
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
+  app.post('/v1/responses', responsesHandler(endpoint));
+  app.all('/v1/responses', methodNotAllowed('POST'));
+  app.all('/v1/responses/{*rest}', responsesNotStored);
+  app.post('/v1/messages', messagesHandler(endpoint));
+  app.all('/v1/messages', methodNotAllowed('POST'));
+  app.post('/v1/messages/count_tokens', countTokensHandler(endpoint));
+  app.all('/v1/messages/count_tokens', methodNotAllowed('POST'));
   app.get('/health', (_req, res) => {
     res.status(lifecycle.draining ? 503 : 200).json({
       status: lifecycle.draining ? 'draining' : 'ok',
@@ -105,7 +113,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));
   app.use((req, _res, next) => {
-    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the chat endpoint is POST /v1/chat/completions.`));
+    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses and /v1/messages.`));
   });
   app.use(answerError(logger, providers.redact));
   return {

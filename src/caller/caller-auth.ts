@@ -4,6 +4,8 @@ import { gatewayError } from '../wire/gateway-error.js';
 
 /** Paths a load balancer or scraper reaches without a key. */
 const OPEN_PATHS = new Set(['/health', '/metrics']);
+/** Anthropic's clients send their key as x-api-key: accepted there as well as Authorization: Bearer. */
+const API_KEY_HEADER_PATHS = /^\/v1\/messages(\/|$)/;
 
 /**
  * Requires `Authorization: Bearer <key>` with one of `keys` on every path but the open ones, before
@@ -15,7 +17,8 @@ export function callerAuth(keys: readonly string[]): RequestHandler {
   return (req, _res, next) => {
     if (OPEN_PATHS.has(req.path)) return next();
     const header = req.headers.authorization;
-    const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
+    const apiKey = header === undefined && API_KEY_HEADER_PATHS.test(req.path) ? req.headers['x-api-key'] : undefined;
+    const match = typeof apiKey === 'string' ? /^ *(\S+) *$/.exec(apiKey) : header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
     if (!match) {
       return next(gatewayError('unauthorized', 'Missing API key: send Authorization: Bearer <key> with a key issued for this gateway.'));
     }

@@ -44,7 +44,7 @@ export interface OutgoingRequest {
 
 /** A non-streamed answer translated for the caller. */
 export interface TranslatedResponse {
-  /** OpenAI chat.completion JSON with `model` set to the caller's routing string. */
+  /** OpenAI chat.completion JSON (or the native format's answer) with `model` set to the caller's routing string. */
   readonly text: string;
   readonly usage: Usage | null;
 }
@@ -115,5 +115,27 @@ export interface Dialect {
   /** Reads a non-2xx body for the provider's own message and code; never throws. */
   readError(text: string): ProviderErrorDetails;
   /** A reader for one streamed answer: its framing and its translation. */
+  createStreamReader(context: StreamReaderContext): StreamReader;
+  /** The inbound wire formats this dialect takes as the caller sent them; undefined for a format it does not. */
+  native?(format: NativeFormat): NativeDialect | undefined;
+}
+
+/** Inbound wire formats a dialect may take natively (the caller's body, not the internal chat form). */
+export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens';
+
+/** A caller's body in an inbound wire format, for a dialect that takes it natively. */
+export interface NativeCall {
+  readonly format: NativeFormat;
+  /** The body exactly as the caller sent it. */
+  readonly text: string;
+  /** The caller's headers the format lets through (already filtered by an allow-list), lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** How a dialect serves one native format: the caller's bytes out, the provider's bytes back (only `model` changed). */
+export interface NativeDialect {
+  buildRequest(call: NativeCall, upstreamModel: string): OutgoingRequest;
+  /** A 2xx body with `model` set to the routing string; undefined when it is not a usable answer. */
+  readResponse(text: string, routingModel: string): TranslatedResponse | undefined;
   createStreamReader(context: StreamReaderContext): StreamReader;
 }

@@ -4,14 +4,23 @@ import type { ErrorRuleSet } from '../generated/types/route-tables.js';
 import type { AttemptRequest } from '../routing/attempt.js';
 import { describeValidationError } from '../caller/describe-validation-error.js';
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
-import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { GatewayError, gatewayError } from '../wire/gateway-error.js';
 import type { Lifecycle } from '../caller/lifecycle.js';
-import { readJsonBody, type BodyLimits } from '../caller/read-json-body.js';
+import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
 import type { UpstreamCall } from '../routing/upstream.js';
+import type { AnswerPlan } from '../routing/answer-writer.js';
+
+/** An inbound wire format other than chat completions: its body as the internal chat request, and where answers go. */
+export interface InboundFormat {
+  /** Throws the gateway's 400 naming the field it cannot honour. */
+  read(body: JsonBody, req: Request): { readonly text: string; readonly value: unknown; readonly answer: AnswerPlan };
+  /** The 400s a dialect raises name chat fields: the caller's own name for each, where they differ. */
+  readonly paramNames?: Readonly<Record<string, string>>;
+}
 
 export interface ChatCompletionsOptions {
   /** The roster, the providers and max_attempts. */
@@ -20,6 +29,8 @@ export interface ChatCompletionsOptions {
   readonly body: BodyLimits;
   readonly maxUpstreamBodyBytes: number;
   readonly lifecycle: Lifecycle;
+  /** Set for the other inbound formats (/v1/responses, /v1/messages): each is a translation, never a second engine. */
+  readonly inbound?: InboundFormat;
 }
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
@@ -30,8 +41,9 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
     const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
     res.once('close', stopEarly);
-    const { text, value } = await readJsonBody(req, res, options.body);
+    const read = await readJsonBody(req, res, options.body);
     if (res.headersSent) return; // answered shutting_down while the body was still coming
+    const { text, value, answer } = options.inbound ? options.inbound.read(read, req) : { ...read, answer: undefined };
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
     record.model = value.model;
     record.stream = value.stream === true;
@@ -71,18 +83,29 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         call = started;
         if (stoppedWith) started.abort(stoppedWith);
       },
+      ...(answer ? { answer } : {}),
     };
     try {
       await serveWithFailover(options.plan, request, value.model, route);
     } catch (error) {
       if (stoppedWith) throw stoppedWith;
       if (lifecycle.forced) throw shuttingDown(record.provider);
-      throw error;
+      throw options.inbound?.paramNames ? renamedParam(error, options.inbound.paramNames) : error;
     } finally {
       res.off('close', onCallerGone);
       stopOnShutdown();
     }
   };
+}
+
+/** A dialect's 400 naming a chat field, naming the caller's field instead. */
+function renamedParam(error: unknown, names: Readonly<Record<string, string>>): unknown {
+  if (!(error instanceof GatewayError) || error.body.param === null) return error;
+  const chatParam = error.body.param;
+  const head = Object.keys(names).find((name) => chatParam === name || chatParam.startsWith(`${name}.`));
+  if (head === undefined) return error;
+  const param = names[head]! + chatParam.slice(head.length);
+  return new GatewayError(error.status, error.retry, { ...error.body, param }, error.headers);
 }
 
 function shuttingDown(providerId: string | null) {

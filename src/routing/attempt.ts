@@ -2,9 +2,12 @@ import type { Response } from 'express';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { editTopLevel, scanTopLevel } from '../wire/json-top-level.js';
 import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
+import { CHAT_ANSWER, type AnswerPlan, type AnswerWriter } from './answer-writer.js';
+import type { OutgoingRequest, StreamReaderContext, StreamReader, TranslatedResponse } from '../dialects/dialect.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { withProviderToken } from './auth/provider-token.js';
@@ -23,6 +26,8 @@ export interface AttemptRequest {
   readonly stoppedWith: () => GatewayError | undefined;
   /** Told of each call as it starts, so a caller leaving or a drain can abort it. */
   readonly onCall: (call: UpstreamCall) => void;
+  /** Where answers go when the caller did not call /v1/chat/completions; absent: OpenAI chat bytes. */
+  readonly answer?: AnswerPlan;
 }
 
 /** Provider error bodies are small; more than this is not read. */
@@ -37,18 +42,9 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
   const { body, res, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
-  const outgoing = provider.dialect.buildRequest({
-    text: request.text,
-    body,
-    upstreamModel: route.upstreamModel,
-    maxOutputTokens: route.maxOutputTokens,
-    reasoning: route.reasoning,
-    thinkingBudget: route.thinkingBudget,
-    reasoningLevels: route.reasoningLevels,
-    requestStreamUsage: hideUsage,
-  });
+  const way = wayOf(request, route, provider, hideUsage);
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, outgoing), record.requestId, record.stream);
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream);
   request.onCall(call);
   try {
     const reply = await call.reply;
@@ -72,11 +68,13 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
         maxEventChars: request.maxUpstreamBodyBytes,
         stopping: request.stopping,
         record,
+        createReader: way.createReader,
+        output: way.writer.stream(),
       });
       return;
     }
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);
-    const translated = answer === undefined ? undefined : provider.dialect.readResponse(answer, body.model);
+    const translated = answer === undefined ? undefined : way.readResponse(answer, body.model);
     if (!translated) {
       throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
         provider: provider.id,
@@ -84,14 +82,59 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
       });
     }
     record.usage = translated.usage;
-    const answerText = provider.redact(translated.text);
-    res.status(reply.status);
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('content-length', Buffer.byteLength(answerText));
-    res.end(answerText);
+    way.writer.whole(res, reply.status, provider.redact(translated.text));
   } catch (error) {
     throw call.abortedWith ?? error;
   }
+}
+
+/** One attempt's wire: the caller's body natively when the dialect takes its format, else the internal chat form. */
+interface Way {
+  readonly outgoing: OutgoingRequest;
+  readonly readResponse: (text: string, routingModel: string) => TranslatedResponse | undefined;
+  readonly createReader: (context: StreamReaderContext) => StreamReader;
+  readonly writer: AnswerWriter;
+}
+
+function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Way {
+  const { answer, body } = request;
+  const native = answer?.native;
+  const nativeDialect = native ? provider.dialect.native?.(native.call.format) : undefined;
+  if (native && nativeDialect) {
+    return {
+      outgoing: nativeDialect.buildRequest(native.call, route.upstreamModel),
+      readResponse: (text, model) => nativeDialect.readResponse(text, model),
+      createReader: (context) => nativeDialect.createStreamReader(context),
+      writer: native.writer,
+    };
+  }
+  const chat = answer ? answer.chat : CHAT_ANSWER;
+  if ('refusal' in chat) throw chat.refusal;
+  const { dialect } = provider;
+  return {
+    outgoing: dialect.buildRequest({
+      text: answer && !provider.table.streamUsage ? withoutStreamOptions(request.text) : request.text,
+      body,
+      upstreamModel: route.upstreamModel,
+      maxOutputTokens: route.maxOutputTokens,
+      reasoning: route.reasoning,
+      thinkingBudget: route.thinkingBudget,
+      reasoningLevels: route.reasoningLevels,
+      requestStreamUsage: hideUsage,
+    }),
+    readResponse: (text, model) => dialect.readResponse(text, model),
+    createReader: (context) => dialect.createStreamReader(context),
+    writer: chat,
+  };
+}
+
+/**
+ * An inbound format's chat request asks for stream usage (its terminal event carries it); a provider whose
+ * routes.yaml says it refuses stream_options gets none, and that stream's answer has no usage.
+ */
+function withoutStreamOptions(text: string): string {
+  const scan = scanTopLevel(text);
+  return scan ? editTopLevel(text, scan, new Map([['stream_options', undefined]])) : text;
 }
 
 async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply, errors: ErrorRuleSet) {

@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeProvider } from './runtime-providers.js';
-import { sseError } from '../wire/sse-format.js';
+import type { StreamReader, StreamReaderContext } from '../dialects/dialect.js';
+import type { StreamFrames } from './answer-writer.js';
 import { EventTooLargeError } from '../wire/event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
 import { drained } from './drained.js';
@@ -24,6 +25,10 @@ export interface RelayOptions {
   readonly stopping: () => boolean;
   /** Filled as the stream goes (first event, usage, final error), so the log line is right whenever it is written. */
   readonly record: RequestRecord;
+  /** The stream's reader: the dialect's chat translation, or its native one. */
+  readonly createReader: (context: StreamReaderContext) => StreamReader;
+  /** What the caller's endpoint makes of the reader's frames. */
+  readonly output: StreamFrames;
 }
 
 /** The provider's 200 answer must be an event stream before the gateway commits to one. */
@@ -37,7 +42,8 @@ export function isEventStream(reply: UpstreamReply): boolean {
  * while the caller is slow (backpressure), and the idle limit counts only while reading. Every way
  * the stream can end without the provider's end marker leaves the caller one final error event.
  */
-export async function relayStream({ provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, stopping, record }: RelayOptions): Promise<void> {
+export async function relayStream(options: RelayOptions): Promise<void> {
+  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, stopping, record, output } = options;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -50,7 +56,7 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
     if (record.firstEventMs === null && !res.writableEnded && !res.destroyed) res.flushHeaders();
   });
 
-  const reader = provider.dialect.createStreamReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
+  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {
@@ -70,9 +76,9 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       let frames = '';
       reader.push(chunk);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
-        frames += step.frames;
+        if (step.frames !== '') frames += output.frames(step.frames);
         if (step.usage) record.usage = step.usage;
-        if (step.end) {
+        if (step.end || output.finished?.()) {
           ended = true;
           if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.
@@ -109,21 +115,22 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       ended = true;
       if (last.usage) record.usage = last.usage;
       if (last.end === 'error') record.gatewayCode = 'provider_stream_error';
-      if (record.firstEventMs === null && last.frames !== '') record.firstEventMs = round(performance.now() - record.startedAt);
-      res.end(provider.redact(last.frames));
+      const frames = last.frames === '' ? '' : output.frames(last.frames);
+      if (record.firstEventMs === null && frames !== '') record.firstEventMs = round(performance.now() - record.startedAt);
+      res.end(provider.redact(frames));
     }
-    if (!ended) finish(res, record, interrupted(provider, 'closed the stream before its end marker'));
+    if (!ended) finish(res, record, output, interrupted(provider, 'closed the stream before its end marker'));
   } catch (error) {
     if (res.destroyed || ended) return;
     if (stopping()) {
-      finish(res, record, gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id }));
+      finish(res, record, output, gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id }));
       return;
     }
     if (idleFired) {
       const timeout = gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${idleMs} ms (stream_idle_timeout_ms).`, {
         provider: provider.id,
       });
-      finish(res, record, timeout);
+      finish(res, record, output, timeout);
       return;
     }
     if (error instanceof EventTooLargeError) {
@@ -131,10 +138,10 @@ export async function relayStream({ provider, reply, res, routingModel, hideUsag
       const invalid = gatewayError('invalid_upstream_response', `The provider "${provider.id}" sent an event larger than ${maxEventChars} characters.`, {
         provider: provider.id,
       });
-      finish(res, record, invalid);
+      finish(res, record, output, invalid);
       return;
     }
-    finish(res, record, interrupted(provider, 'broke the connection mid-stream'));
+    finish(res, record, output, interrupted(provider, 'broke the connection mid-stream'));
   } finally {
     clearTimeout(idle);
     clearImmediate(flushHead);
@@ -146,8 +153,8 @@ function interrupted(provider: RuntimeProvider, what: string): GatewayError {
 }
 
 /** Ends the stream with the gateway's final error event. */
-function finish(res: ServerResponse, record: RequestRecord, error: GatewayError): void {
+function finish(res: ServerResponse, record: RequestRecord, output: StreamFrames, error: GatewayError): void {
   record.gatewayCode = error.body.gateway_code;
-  if (!res.destroyed) res.end(sseError(error.body));
+  if (!res.destroyed) res.end(output.error(error.body));
 }
 

@@ -1,6 +1,7 @@
 import type { Dialect } from '../dialect.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { readAnthropicError } from './errors.js';
+import { anthropicNative } from './native.js';
 import { buildAnthropicRequest } from './request/index.js';
 import { readAnthropicResponse } from './response.js';
 import { createAnthropicStreamTranslator } from './stream.js';
@@ -23,4 +24,5 @@ export const anthropicDialect: Dialect = {
   createStreamReader(context) {
     return sseStreamReader(createAnthropicStreamTranslator(context), context.maxEventChars);
   },
+  native: anthropicNative,
 };

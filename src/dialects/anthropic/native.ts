@@ -1,0 +1,72 @@
+import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
+import type { NativeDialect, NativeFormat, StreamStep, StreamTranslator } from '../dialect.js';
+import { sseStreamReader } from '../sse-stream-reader.js';
+import { isObject, parseJson } from './json-values.js';
+import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
+
+const CONTINUE: StreamStep = { frames: '' };
+
+/**
+ * Anthropic's own Messages API taken natively (POST /v1/messages and /v1/messages/count_tokens inbound): the
+ * caller's bytes go on with only `model` set to the upstream model (cache_control, thinking signatures, betas
+ * as sent), and the provider's answer comes back with only `model` set to the routing string.
+ */
+export function anthropicNative(format: NativeFormat): NativeDialect {
+  const path = format === 'anthropic-messages' ? 'messages' : 'messages/count_tokens';
+  return {
+    buildRequest(call, upstreamModel) {
+      const scan = scanTopLevel(call.text);
+      if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
+      return { path, body: setTopLevelString(call.text, scan, 'model', upstreamModel), headers: call.headers };
+    },
+    readResponse(text, routingModel) {
+      const parsed = parseJson(text);
+      const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
+      if (!scan || !isObject(parsed)) return undefined;
+      if (format === 'anthropic-count-tokens') return typeof parsed['input_tokens'] === 'number' ? { text, usage: null } : undefined;
+      if (!Array.isArray(parsed['content'])) return undefined;
+      const counts = mergeCounts(undefined, parsed['usage']);
+      return { text: setTopLevelString(text, scan, 'model', routingModel), usage: counts ? openAIUsage(counts).accounting : null };
+    },
+    createStreamReader(context) {
+      return sseStreamReader(nativeStreamTranslator(context.routingModel), context.maxEventChars);
+    },
+  };
+}
+
+/** Each event as Anthropic framed it (re-framed on one data line), message_start's model set to the routing string. */
+function nativeStreamTranslator(routingModel: string): StreamTranslator {
+  let counts: AnthropicCounts | undefined;
+  let ended = false;
+  return {
+    translate(message) {
+      if (ended) return CONTINUE;
+      if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
+      const parsed = parseJson(message.data);
+      const data = isObject(parsed) ? parsed : {};
+      const type = typeof data['type'] === 'string' ? data['type'] : message.event;
+      let text = message.data;
+      if (type === 'message_start' && isObject(data['message'])) {
+        counts = mergeCounts(counts, data['message']['usage']);
+        text = withMessageModel(text, routingModel);
+      }
+      if (type === 'message_delta') counts = mergeCounts(counts, data['usage']);
+      const frames = `event: ${type ?? 'message'}\ndata: ${text.replaceAll(/\r\n|\r|\n/g, '')}\n\n`;
+      const usage = counts ? openAIUsage(counts).accounting : undefined;
+      if (type === 'message_stop' || type === 'error') ended = true;
+      const end = type === 'message_stop' ? 'done' : type === 'error' ? 'error' : undefined;
+      return { frames, ...(end ? { end } : {}), ...(usage ? { usage } : {}) };
+    },
+  };
+}
+
+/** message_start's data with `message.model` replaced in place; everything else as the provider wrote it. */
+function withMessageModel(text: string, routingModel: string): string {
+  const scan = scanTopLevel(text);
+  return scan ? editTopLevel(text, scan, new Map([['message', (current: string | undefined) => modelSet(current, routingModel)]])) : text;
+}
+
+function modelSet(messageText: string | undefined, routingModel: string): string | undefined {
+  const scan = messageText === undefined ? undefined : scanTopLevel(messageText);
+  return scan && messageText !== undefined ? setTopLevelString(messageText, scan, 'model', routingModel) : messageText;
+}

@@ -1,0 +1,55 @@
+import type { ServerResponse } from 'node:http';
+import type { ErrorBody } from '../generated/types/error-envelope.js';
+import { SseParser } from '../wire/sse-parser.js';
+import { isObject } from './inbound-fields.js';
+
+/** Frames from the engine's reader hold events it already bounded (max_upstream_body_bytes); this only guards the parser. */
+const MAX_FRAME_CHARS = 64 * 1024 * 1024;
+
+/** What an inbound stream writer does with each chat event. */
+export interface ChatEventHandlers {
+  /** A chat.completion.chunk. */
+  chunk(data: Record<string, unknown>): string;
+  /** `[DONE]`: the answer is complete. */
+  done(): string;
+  /** The gateway's error event (the provider's, or the engine's) ending the stream. */
+  error(body: ErrorBody): string;
+  /** True once the writer has ended its stream: later events are ignored. */
+  finished(): boolean;
+}
+
+/** Reads the chat frames the engine hands an inbound writer, event by event, into the writer's own frames. */
+export function chatEventReader(handlers: ChatEventHandlers): (text: string) => string {
+  const parser = new SseParser(MAX_FRAME_CHARS);
+  return (text) => {
+    let frames = '';
+    for (const message of parser.push(Buffer.from(text, 'utf8'))) {
+      if (message.kind !== 'event' || handlers.finished()) continue;
+      if (message.data === '[DONE]') {
+        frames += handlers.done();
+        continue;
+      }
+      const data = parsed(message.data);
+      if (!isObject(data)) continue;
+      frames += isObject(data['error']) ? handlers.error(data['error'] as unknown as ErrorBody) : handlers.chunk(data);
+    }
+    return frames;
+  };
+}
+
+/** A whole chat answer's text, parsed; undefined when it is not JSON. */
+export function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a JSON answer as the whole response. */
+export function writeJson(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}

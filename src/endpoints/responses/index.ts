@@ -1,0 +1,43 @@
+import type { RequestHandler } from 'express';
+import type { AnswerWriter } from '../../routing/answer-writer.js';
+import { gatewayError } from '../../wire/gateway-error.js';
+import { chatCompletionsHandler, type ChatCompletionsOptions, type InboundFormat } from '../chat-completions.js';
+import { parsed, writeJson } from '../chat-answer.js';
+import { readResponsesRequest } from './request.js';
+import { responseHead, responseOfCompletion, type ResponseHead } from './response-object.js';
+import { responsesStream } from './stream.js';
+
+/** Chat fields a dialect may name in a 400, as the Responses request calls them. */
+const PARAM_NAMES = { response_format: 'text.format', max_completion_tokens: 'max_output_tokens', reasoning_effort: 'reasoning.effort', messages: 'input' };
+
+/** POST /v1/responses, stateless: the request translated to the internal chat form, the answer back to a response object or event stream. */
+export function responsesHandler(options: Omit<ChatCompletionsOptions, 'inbound'>) {
+  return chatCompletionsHandler({ ...options, inbound: responsesFormat(options.maxUpstreamBodyBytes) });
+}
+
+function responsesFormat(maxAnswerChars: number): InboundFormat {
+  return {
+    read({ value }) {
+      const request = readResponsesRequest(value);
+      const head = responseHead(request.chat['model'] as string, request);
+      return { text: JSON.stringify(request.chat), value: request.chat, answer: { chat: responsesWriter(head, maxAnswerChars) } };
+    },
+    paramNames: PARAM_NAMES,
+  };
+}
+
+function responsesWriter(head: ResponseHead, maxAnswerChars: number): AnswerWriter {
+  return {
+    whole(res, status, text) {
+      const response = responseOfCompletion(head, parsed(text));
+      if (!response) throw gatewayError('invalid_upstream_response', 'The provider answered with a body that is not a chat completion.');
+      writeJson(res, status, JSON.stringify(response));
+    },
+    stream: () => responsesStream(head, maxAnswerChars),
+  };
+}
+
+/** GET or DELETE /v1/responses/{id}: nothing is stored, so there is nothing to find. */
+export const responsesNotStored: RequestHandler = (_req, _res, next) => {
+  next(gatewayError('not_found', 'This gateway is stateless and stores no responses: there is nothing to retrieve or delete (README: POST /v1/responses).'));
+};

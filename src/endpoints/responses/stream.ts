@@ -1,0 +1,180 @@
+import type { ErrorBody } from '../../generated/types/error-envelope.js';
+import type { StreamFrames } from '../../routing/answer-writer.js';
+import { chatEventReader } from '../chat-answer.js';
+import { isObject } from '../inbound-fields.js';
+import { functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
+
+/** One output item being streamed. */
+type OpenItem =
+  | { kind: 'reasoning'; index: number; id: string; text: string; blocks: string[] }
+  | { kind: 'message'; index: number; id: string; text: string }
+  | { kind: 'call'; index: number; id: string; callId: string; name: string; args: string };
+
+/**
+ * Chat chunks as the Responses' event stream: created, in_progress, each output item (added, its deltas,
+ * done), then one terminal event (completed, incomplete or failed) with the usage. Every event has its type
+ * and a strictly increasing sequence_number; there is no [DONE].
+ */
+export function responsesStream(head: ResponseHead, maxAnswerChars: number): StreamFrames {
+  /** The terminal event repeats the whole output, so it is held: never more than maxAnswerChars of it. */
+  let held = 0;
+  const done: Record<string, unknown>[] = [];
+  let sequence = 0;
+  let opened = false;
+  let finished = false;
+  let reasoning: Extract<OpenItem, { kind: 'reasoning' }> | undefined;
+  let message: Extract<OpenItem, { kind: 'message' }> | undefined;
+  const calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
+  let finishReason: unknown = null;
+  let usage: unknown;
+
+  const event = (type: string, fields: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
+  const nextIndex = () => done.length + (reasoning ? 1 : 0) + (message ? 1 : 0) + calls.size;
+  const open = (): string => {
+    if (opened) return '';
+    opened = true;
+    const response = responseObject(head, 'in_progress', []);
+    return event('response.created', { response }) + event('response.in_progress', { response });
+  };
+
+  const closeReasoning = (): string => {
+    if (!reasoning) return '';
+    const item = reasoningItem(reasoning.id, reasoning.text, reasoning.blocks, head.request.includeEncrypted);
+    let frames = '';
+    if (reasoning.text !== '') {
+      const at = { item_id: reasoning.id, output_index: reasoning.index, summary_index: 0 };
+      frames += event('response.reasoning_summary_text.done', { ...at, text: reasoning.text });
+      frames += event('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: reasoning.text } });
+    }
+    frames += event('response.output_item.done', { output_index: reasoning.index, item });
+    done.push(item);
+    reasoning = undefined;
+    return frames;
+  };
+  const closeMessage = (): string => {
+    if (!message) return '';
+    const at = { item_id: message.id, output_index: message.index, content_index: 0 };
+    const item = messageItem(message.id, message.text, 'completed');
+    const frames =
+      event('response.output_text.done', { ...at, text: message.text, logprobs: [] }) +
+      event('response.content_part.done', { ...at, part: outputText(message.text) }) +
+      event('response.output_item.done', { output_index: message.index, item });
+    done.push(item);
+    message = undefined;
+    return frames;
+  };
+  const closeCalls = (): string => {
+    let frames = '';
+    for (const call of calls.values()) {
+      const item = functionCallItem(call.id, call.callId, call.name, call.args, 'completed');
+      frames += event('response.function_call_arguments.done', { item_id: call.id, output_index: call.index, name: call.name, arguments: call.args });
+      frames += event('response.output_item.done', { output_index: call.index, item });
+      done.push(item);
+    }
+    calls.clear();
+    return frames;
+  };
+
+  const reasoningText = (text: string): string => {
+    let frames = '';
+    if (!reasoning) {
+      frames += closeMessage();
+      reasoning = { kind: 'reasoning', index: nextIndex(), id: itemId('rs'), text: '', blocks: [] };
+      frames += event('response.output_item.added', { output_index: reasoning.index, item: { type: 'reasoning', id: reasoning.id, summary: [] } });
+    }
+    const at = { item_id: reasoning.id, output_index: reasoning.index, summary_index: 0 };
+    if (text === '') return frames;
+    if (reasoning.text === '') frames += event('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+    reasoning.text += text;
+    return frames + event('response.reasoning_summary_text.delta', { ...at, delta: text });
+  };
+  const contentText = (text: string): string => {
+    let frames = closeReasoning();
+    if (!message) {
+      message = { kind: 'message', index: nextIndex(), id: itemId('msg'), text: '' };
+      frames += event('response.output_item.added', { output_index: message.index, item: messageItem(message.id, '', 'in_progress') });
+      frames += event('response.content_part.added', { item_id: message.id, output_index: message.index, content_index: 0, part: outputText('') });
+    }
+    message.text += text;
+    return frames + event('response.output_text.delta', { item_id: message.id, output_index: message.index, content_index: 0, delta: text, logprobs: [] });
+  };
+  const toolCall = (delta: Record<string, unknown>): string => {
+    const chatIndex = typeof delta['index'] === 'number' ? delta['index'] : 0;
+    const fn = isObject(delta['function']) ? delta['function'] : {};
+    let frames = '';
+    let call = calls.get(chatIndex);
+    if (!call) {
+      frames += closeReasoning() + closeMessage();
+      const callId = typeof delta['id'] === 'string' ? delta['id'] : itemId('call');
+      call = { kind: 'call', index: nextIndex(), id: itemId('fc'), callId, name: typeof fn['name'] === 'string' ? fn['name'] : '', args: '' };
+      calls.set(chatIndex, call);
+      frames += event('response.output_item.added', { output_index: call.index, item: functionCallItem(call.id, call.callId, call.name, '', 'in_progress') });
+    }
+    const fragment = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
+    if (fragment === '') return frames;
+    call.args += fragment;
+    return frames + event('response.function_call_arguments.delta', { item_id: call.id, output_index: call.index, delta: fragment });
+  };
+
+  const chunk = (data: Record<string, unknown>): string => {
+    held += JSON.stringify(data['choices'] ?? '').length;
+    if (held > maxAnswerChars) {
+      return failed({ ...TOO_LARGE, message: `The answer grew past ${maxAnswerChars} characters, more than a response object may hold here (MAX_UPSTREAM_BODY_BYTES).` });
+    }
+    if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
+    const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
+    if (!choice) return '';
+    const delta = isObject(choice['delta']) ? choice['delta'] : {};
+    let frames = '';
+    if (typeof delta['reasoning_content'] === 'string' && delta['reasoning_content'] !== '') frames += reasoningText(delta['reasoning_content']);
+    if (Array.isArray(delta['thinking_blocks'])) {
+      for (const block of delta['thinking_blocks']) {
+        frames += reasoningText('');
+        if (reasoning!.blocks.length > 0) frames += closeReasoning() + reasoningText('');
+        reasoning!.blocks.push(JSON.stringify(block));
+      }
+    }
+    if (typeof delta['content'] === 'string' && delta['content'] !== '') frames += contentText(delta['content']);
+    if (Array.isArray(delta['tool_calls'])) for (const call of delta['tool_calls']) if (isObject(call)) frames += toolCall(call);
+    if (choice['finish_reason'] !== null && choice['finish_reason'] !== undefined) finishReason = choice['finish_reason'];
+    return frames;
+  };
+
+  const terminal = (): string => {
+    finished = true;
+    const frames = closeReasoning() + closeMessage() + closeCalls();
+    const { status, incomplete_details } = statusOf(finishReason);
+    const response = responseObject(head, status, done, { incomplete_details, usage: usageOf(usage) });
+    return frames + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+  };
+
+  const failed = (body: ErrorBody): string => {
+    if (finished) return '';
+    finished = true;
+    const frames = open() + closeReasoning() + closeMessage() + closeCalls();
+    const error = { ...body, code: body.code ?? body.gateway_code };
+    return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error, usage: usageOf(usage) }) });
+  };
+
+  const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
+  return {
+    frames(text) {
+      if (finished) return '';
+      return open() + read(text);
+    },
+    error: failed,
+    finished: () => finished,
+  };
+}
+
+const TOO_LARGE: ErrorBody = {
+  message: '',
+  type: 'server_error',
+  code: 'invalid_upstream_response',
+  param: null,
+  origin: 'gateway',
+  gateway_code: 'invalid_upstream_response',
+  provider: null,
+  provider_status: null,
+  provider_code: null,
+};
