@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
+import type { OutgoingRequest } from '../dialects/dialect.js';
 import type { ErrorRuleSet, ModelTable } from '../generated/types/route-tables.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import { findErrorRule, providerError } from '../wire/provider-error.js';
@@ -28,22 +29,41 @@ export interface AttemptRequest {
 const MAX_PROVIDER_ERROR_BYTES = 64 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * One upstream call for `route` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
- * error when it fails; the caller has been sent nothing then unless the failure came mid-stream (res.headersSent).
- */
-export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint): Promise<void> {
-  const { body, res, record } = request;
+/** What one route's call sends, built once per route: the same for each of its provider's endpoints. */
+export interface PreparedCall {
+  readonly outgoing: OutgoingRequest;
+  /** The gateway asks for stream usage the caller did not: the caller must not see it. */
+  readonly hideUsage: boolean;
+}
+
+/** Told how a stream that reached the caller goes (README: Failover): its commit, then its outcome in record.gatewayCode. */
+export interface StreamHooks {
+  readonly onCommit: () => void;
+  readonly onSettled: () => void;
+}
+
+/** The call for `route`; throws the gateway's 400 when the route's dialect cannot express the request. */
+export function prepareCall({ text, body, record }: AttemptRequest, route: ModelTable, provider: RuntimeProvider): PreparedCall {
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
   const outgoing = provider.dialect.buildRequest({
-    text: request.text,
+    text,
     body,
     upstreamModel: route.upstreamModel,
     maxOutputTokens: route.maxOutputTokens,
     reasoning: route.reasoning,
     requestStreamUsage: hideUsage,
   });
+  return { outgoing, hideUsage };
+}
+
+/**
+ * One upstream call of `prepared` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
+ * error when it fails; the caller has been sent nothing then (a stream that failed after its first event ends
+ * with an error event and returns).
+ */
+export async function attempt(request: AttemptRequest, provider: RuntimeProvider, endpoint: RuntimeEndpoint, { outgoing, hideUsage }: PreparedCall, hooks: StreamHooks): Promise<void> {
+  const { body, res, record } = request;
   const sentAt = performance.now();
   const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream);
   request.onCall(call);
@@ -67,8 +87,10 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
         hideUsage,
         includeUsage: body.stream_options?.include_usage === true,
         maxEventChars: request.maxUpstreamBodyBytes,
+        errors: request.errors,
         stopping: request.stopping,
         record,
+        ...hooks,
       });
       return;
     }
