@@ -12,7 +12,10 @@ function run(messages: readonly (readonly [string | undefined, string] | SseMess
   const translator = createAnthropicStreamTranslator({ routingModel: ROUTING_MODEL, providerId: 'anthropic', hideUsage: false, includeUsage });
   return messages.map((m, index) => {
     const message: SseMessage = Array.isArray(m) ? { kind: 'event', event: m[0], data: m[1], id: undefined } : (m as SseMessage);
-    return { ...translator.translate(message), index };
+    // What the message still owes (blocks closed one by one) is part of its step here.
+    let step = translator.translate(message);
+    for (let owed = translator.owed?.(); owed !== undefined; owed = translator.owed?.()) step = { ...step, ...owed, frames: step.frames + owed.frames };
+    return { ...step, index };
   });
 }
 const framesOf = (steps: Step[]) => steps.map((s) => s.frames).join('');

@@ -26,8 +26,10 @@ t.test('a provider that quotes its key never gets it to the caller or into the l
         return sendJson(res, 200, completionBody('gpt-4o', `I was called with "Authorization: Bearer ${PROVIDER_KEY}"\n${PROVIDER_KEY}`));
       case 'stream': {
         startEventStream(res);
+        // (A comment before the first event is held back: this one comes after it.)
+        res.write(sseBody([chunk('gpt-4o', { content: `key=${PROVIDER_KEY}` })], { done: false }));
         res.write(`: debug ${PROVIDER_KEY}\n\n`);
-        res.end(sseBody([chunk('gpt-4o', { content: `key=${PROVIDER_KEY}` }), chunk('gpt-4o', { content: 'fine' })]));
+        res.end(sseBody([chunk('gpt-4o', { content: 'fine' })]));
         return;
       }
       case 'stream-error': {

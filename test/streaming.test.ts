@@ -41,7 +41,7 @@ t.test('answers 200 text/event-stream with no-buffering headers and model rewrit
   t.match(JSON.parse(upstream.requests[0]!.body), { model: 'gpt-4o-2024-11-20', stream: true });
 });
 
-t.test('the head reaches the caller while the provider has sent only its own, and the events follow', async (t) => {
+t.test('the head goes out with the first event: a provider that sent only its own head has committed nothing yet', async (t) => {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const { gateway } = await withStream(t, async (res) => {
@@ -49,11 +49,15 @@ t.test('the head reaches the caller while the provider has sent only its own, an
     await released;
     res.end(sseBody([chunk('gpt-4o-2024-11-20', { content: 'late' })]));
   });
-  // fetch resolves on the head: it would wait for the provider's first event if the gateway held the head back.
-  const response = await gateway.post(ask);
+  // fetch resolves on the head: until the first event, the gateway may still fail over, so it sends nothing.
+  let headArrived = false;
+  const pending = gateway.post(ask).then((response) => ((headArrived = true), response));
+  await sleep(300);
+  t.notOk(headArrived, 'no head before the first event');
+  release();
+  const response = await pending;
   t.equal(response.status, 200);
   t.match(response.headers.get('content-type'), /^text\/event-stream/);
-  release();
   const data = await readDataEvents(response);
   t.same(data.map((event) => (event === '[DONE]' ? event : (JSON.parse(event) as { choices: { delta: { content: string } }[] }).choices[0]!.delta.content)), ['late', '[DONE]']);
 });
@@ -69,7 +73,7 @@ t.test('events split at every few bytes, with CRLF, comments and multi-byte char
   });
   const response = await gateway.post(ask);
   const raw = await response.text();
-  t.match(raw, /^: OPENROUTER PROCESSING\n\n/, 'comments pass through and break nothing');
+  t.match(raw, /^data: /, 'a comment before the first event carries nothing: held back, it breaks nothing');
   const events = raw.split('\n\n').filter((frame) => frame.startsWith('data: ')).map((frame) => frame.slice(6));
   t.equal(events.at(-1), '[DONE]');
   const chunks = events.slice(0, -1).map((event) => JSON.parse(event) as { model: string; choices: { delta: { content: string } }[] });
@@ -85,7 +89,7 @@ t.test('a whole CRLF stream in one read (comment first, first event cut from the
     res.end(body);
   });
   const raw = await (await gateway.post(ask)).text();
-  t.match(raw, /^: keep-alive\n\ndata: /);
+  t.match(raw, /^data: /, 'the keep-alive before the first event is held back');
   const events = raw.split('\n\n').filter((frame) => frame.startsWith('data: ')).map((frame) => frame.slice(6));
   t.equal(events.length, texts.length + 1);
   t.equal(events.at(-1), '[DONE]');
@@ -138,11 +142,22 @@ t.test('a provider error event mid-stream becomes exactly the envelope, then the
 t.test('an error event with the provider type and code keeps them', async (t) => {
   const { gateway } = await withStream(t, (res) => {
     startEventStream(res);
-    res.end(sseBody([{ error: { message: 'Overloaded', type: 'overloaded_error', code: 'overloaded' } }]));
+    res.end(sseBody([chunk('gpt-4o-2024-11-20', { content: 'partial' }), { error: { message: 'Overloaded', type: 'overloaded_error', code: 'overloaded' } }]));
   });
   const data = await readDataEvents(await gateway.post(ask));
-  t.match(JSON.parse(data[0]!), { error: { type: 'overloaded_error', code: 'overloaded', provider_code: 'overloaded', message: 'Overloaded' } });
-  t.equal(data.length, 1);
+  t.match(JSON.parse(data[1]!), { error: { type: 'overloaded_error', code: 'overloaded', provider_code: 'overloaded', message: 'Overloaded' } });
+  t.equal(data.length, 2);
+});
+
+t.test('an error event before any other is answered as the HTTP error it stands for, not as a stream', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.end(sseBody([{ error: { message: 'Overloaded', type: 'overloaded_error', code: 'overloaded' } }]));
+  });
+  const response = await gateway.post(ask);
+  t.equal(response.status, 502);
+  t.match(response.headers.get('content-type'), /^application\/json/);
+  t.match(await envelopeOf(response), { message: 'Overloaded', provider_code: 'overloaded', provider_status: 500, gateway_code: 'provider_error' });
 });
 
 for (const [name, fault, gatewayCode] of [
@@ -258,7 +273,7 @@ t.test('a slow caller makes the gateway stop reading (backpressure), and that pa
     req.on('error', reject);
     req.end(JSON.stringify({ ...ask, model: 'slow/model' }));
   });
-  t.equal(events.last, 'data: [DONE]', 'the stream completed: pausing for a slow caller is not an idle provider');
+  t.equal(events.last.slice(0, 300), 'data: [DONE]', 'the stream completed: pausing for a slow caller is not an idle provider');
   t.ok(events.count > 1000);
 });
 

@@ -23,7 +23,8 @@ export const ABANDON_PHASES: readonly AbandonPhase[] = [
   { name: 'before upstream headers', stream: false, fault: 'stall_headers', leaveAfter: 'send' },
   { name: 'while reading a non-streamed body', stream: false, fault: 'json_stall_body', leaveAfter: 'send' },
   { name: 'stream before upstream headers', stream: true, fault: 'stall_headers', leaveAfter: 'send' },
-  { name: 'stream before its first event', stream: true, fault: 'sse_stall_first', leaveAfter: 'response' },
+  // (No head reaches the caller before the first event: the stream is not committed yet.)
+  { name: 'stream before its first event', stream: true, fault: 'sse_stall_first', leaveAfter: 'send' },
   { name: 'stream mid-stream', stream: true, fault: 'sse_stall_mid', leaveAfter: 'first-bytes' },
 ];
 

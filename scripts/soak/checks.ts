@@ -38,7 +38,8 @@ export const EXPECTED: Readonly<Record<FaultKind, Expected>> = {
   sse_reset_mid: { kind: 'stream', gatewayCode: 'upstream_stream_interrupted' },
   sse_fin_mid: { kind: 'stream', gatewayCode: 'upstream_stream_interrupted' },
   sse_close_no_done: { kind: 'stream', gatewayCode: 'upstream_stream_interrupted' },
-  sse_stall_first: { kind: 'stream', gatewayCode: 'upstream_stream_timeout' },
+  // Before its first event a stream is not committed: silence there is answered as JSON.
+  sse_stall_first: { kind: 'http', status: 502, gatewayCode: 'upstream_stream_timeout', providerStatus: null },
   sse_stall_mid: { kind: 'stream', gatewayCode: 'upstream_stream_timeout' },
   sse_error_event: { kind: 'stream', gatewayCode: 'provider_stream_error' },
 };

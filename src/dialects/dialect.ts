@@ -57,6 +57,18 @@ export interface StreamStep {
   readonly end?: 'done' | 'error';
   /** Token counts when this message carried them. */
   readonly usage?: Usage;
+  /**
+   * With `end: 'error'`: the provider's error as an HTTP failure. Before the stream's first event reached the
+   * caller, the engine treats it exactly like that status (error rules, failover, breaker).
+   */
+  readonly failure?: StreamFailure;
+}
+
+/** A provider's in-stream error as the HTTP answer it stands for. */
+export interface StreamFailure {
+  /** The status the provider would have answered with (Anthropic's overloaded_error: 529); 500 when it does not say. */
+  readonly status: number;
+  readonly details: ProviderErrorDetails;
 }
 
 /** Per-request state for translating one upstream stream. */
@@ -68,6 +80,11 @@ export interface StreamTranslator {
    * answers with its own final error event.
    */
   end?(): StreamStep | undefined;
+  /**
+   * What the last message still owes the caller, one piece (one content block's closing) per call, before the
+   * next message is translated; undefined when nothing is owed. One message never becomes one giant string.
+   */
+  owed?(): StreamStep | undefined;
 }
 
 /** What a stream translator needs to know about the request. */
@@ -78,6 +95,8 @@ export interface StreamContext {
   readonly hideUsage: boolean;
   /** The caller asked for `stream_options.include_usage`: a dialect that builds its own chunks sends the usage chunk. */
   readonly includeUsage: boolean;
+  /** The most a translator may accumulate over the stream (a StreamBudget's limit); unlimited when absent (a translator tested alone). */
+  readonly maxHeldChars?: number;
 }
 
 /** What a stream reader needs: the translator's context and the largest event it may hold. */
@@ -93,7 +112,10 @@ export interface StreamReaderContext extends StreamContext {
 export interface StreamReader {
   /** Takes one read of the stream. */
   push(chunk: Buffer): void;
-  /** The next step of what was pushed; undefined once the pushed bytes hold no further whole event. Throws EventTooLargeError when an event outgrows the limit. */
+  /**
+   * The next step of what was pushed; undefined once the pushed bytes hold no further whole event. Throws
+   * EventTooLargeError when an event outgrows the limit, StreamLimitError when the stream outgrows one of its own.
+   */
   next(): StreamStep | undefined;
   /**
    * The provider closed the stream; what it left unfinished is dropped. Returns the step that finishes the

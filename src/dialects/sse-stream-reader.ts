@@ -1,13 +1,17 @@
 import { SseParser, type FastLane, type RelayedFrames, type SseMessage } from '../wire/sse-parser.js';
-import type { StreamReader, StreamTranslator } from './dialect.js';
+import type { StreamReader, StreamStep, StreamTranslator } from './dialect.js';
 
 const NONE: readonly (SseMessage | RelayedFrames)[] = [];
+const HELD: StreamStep = { frames: '' };
 
 /**
  * The framing both dialects' streams use today (text/event-stream). Messages are translated one at a time,
  * as the engine pulls them. Until a step has carried something for the caller, a read is cut after its
  * first event, so that event is parsed and translated alone and can be sent before the rest is parsed.
  * A dialect's fast lane (see FastLane) may relay the events it knows without a message or a translation each.
+ * Comments (keep-alives) before the first frames carry nothing for the caller and are held back, so the stream
+ * is not committed by them: an error right after them can still fail over. What a translator still owes for its
+ * last message (owed()) is taken piece by piece before the next message.
  */
 export function sseStreamReader(translator: StreamTranslator, maxEventChars: number, fastLane?: FastLane): StreamReader {
   const parser = new SseParser(maxEventChars, fastLane);
@@ -16,6 +20,7 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
   let at = 0;
   /** The second part of a read cut after its first event, parsed once the first is taken. */
   let rest: Buffer | undefined;
+  const owed = translator.owed?.bind(translator);
   return {
     push(chunk) {
       if (sentFrames) {
@@ -28,6 +33,13 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
       at = 0;
     },
     next() {
+      if (owed !== undefined) {
+        const step = owed();
+        if (step !== undefined) {
+          if (step.frames !== '') sentFrames = true;
+          return step;
+        }
+      }
       while (at === messages.length) {
         if (rest === undefined) {
           // Nothing is kept from a read once it is taken: its messages are slices of its text.
@@ -40,6 +52,7 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
         at = 0;
       }
       const message = messages[at++]!;
+      if (!sentFrames && message.kind === 'comment') return HELD;
       const step = message.kind === 'relay' ? { frames: message.frames } : translator.translate(message);
       if (step.frames !== '') sentFrames = true;
       return step;

@@ -35,14 +35,41 @@ const MAX_PROVIDER_ERROR_BYTES = 64 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * One upstream call for `route` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
- * error when it fails; the caller has been sent nothing then unless the failure came mid-stream (res.headersSent).
+ * What one route's call sends and how its answer is read, built once per route: the same for each of its
+ * provider's endpoints. The caller's body goes natively when the dialect takes its format, else in the internal
+ * chat form.
  */
-export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint): Promise<void> {
-  const { body, res, record } = request;
+export interface PreparedCall {
+  readonly outgoing: OutgoingRequest;
+  readonly readResponse: (text: string, routingModel: string) => TranslatedResponse | undefined;
+  readonly createReader: (context: StreamReaderContext) => StreamReader;
+  readonly writer: AnswerWriter;
+  /** The gateway asks for stream usage the caller did not: the caller must not see it. */
+  readonly hideUsage: boolean;
+}
+
+/** Told how a stream that reached the caller goes (README: Failover): its commit, then its outcome in record.gatewayCode. */
+export interface StreamHooks {
+  readonly onCommit: () => void;
+  readonly onSettled: () => void;
+}
+
+/** The call for `route`; throws the gateway's 400 when the route's dialect cannot express the request. */
+export function prepareCall(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider): PreparedCall {
+  const { body, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
-  const way = wayOf(request, route, provider, hideUsage);
+  return wayOf(request, route, provider, hideUsage);
+}
+
+/**
+ * One upstream call of `prepared` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
+ * error when it fails; the caller has been sent nothing then (a stream that failed after its first event ends
+ * with an error event and returns).
+ */
+export async function attempt(request: AttemptRequest, provider: RuntimeProvider, endpoint: RuntimeEndpoint, way: PreparedCall, hooks: StreamHooks): Promise<void> {
+  const { body, res, record } = request;
+  const { hideUsage } = way;
   const sentAt = performance.now();
   const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream);
   request.onCall(call);
@@ -66,10 +93,12 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
         hideUsage,
         includeUsage: body.stream_options?.include_usage === true,
         maxEventChars: request.maxUpstreamBodyBytes,
+        errors: request.errors,
         stopping: request.stopping,
         record,
         createReader: way.createReader,
         output: way.writer.stream(),
+        ...hooks,
       });
       return;
     }
@@ -88,15 +117,7 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
   }
 }
 
-/** One attempt's wire: the caller's body natively when the dialect takes its format, else the internal chat form. */
-interface Way {
-  readonly outgoing: OutgoingRequest;
-  readonly readResponse: (text: string, routingModel: string) => TranslatedResponse | undefined;
-  readonly createReader: (context: StreamReaderContext) => StreamReader;
-  readonly writer: AnswerWriter;
-}
-
-function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Way {
+function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): PreparedCall {
   const { answer, body } = request;
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format) : undefined;
@@ -106,6 +127,7 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
       readResponse: (text, model) => nativeDialect.readResponse(text, model),
       createReader: (context) => nativeDialect.createStreamReader(context),
       writer: native.writer,
+      hideUsage,
     };
   }
   const chat = answer ? answer.chat : CHAT_ANSWER;
@@ -125,6 +147,7 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
     readResponse: (text, model) => dialect.readResponse(text, model),
     createReader: (context) => dialect.createStreamReader(context),
     writer: chat,
+    hideUsage,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ModelTable } from '../generated/types/route-tables.js';
-import { attempt, type AttemptRequest } from './attempt.js';
+import { attempt, prepareCall, type AttemptRequest, type PreparedCall, type StreamHooks } from './attempt.js';
 import { chooseEndpoint, endpointBit } from './choose-endpoint.js';
 import { retryAfterMs, type Admission } from './circuit-breaker.js';
 import { gatewayError, GatewayError } from '../wire/gateway-error.js';
@@ -13,18 +13,19 @@ export interface FailoverPlan {
   readonly maxAttempts: number;
 }
 
-/** How a provider can break a stream after its 200: counted as the endpoint's failure, though the caller got the in-band error. */
-const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_interrupted']);
+/** How a provider can break a stream after its first event: counted as the endpoint's failure, though the caller got the in-band error. */
+const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_interrupted', 'provider_stream_error']);
 /** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
 const MAX_LOGGED_ROUTE_CHARS = 64;
-/** Transport failures another endpoint may not have (README: Failover). */
-const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout', 'provider_auth_failed']);
+/** Transport failures another endpoint may not have (README: Failover); a stream's only before its first event (after it, none is thrown). */
+const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout', 'upstream_stream_timeout', 'upstream_stream_interrupted', 'provider_auth_failed']);
 
 /**
  * Serves the request from `routingString`'s route, failing over to its provider's other endpoints, then to each
  * fallback in order: never the same endpoint twice, never an ejected one, at most maxAttempts attempts, and never
- * once the caller has been sent anything. When every endpoint is ejected, the one back soonest is tried anyway.
- * When every attempt fails, the last one's error is the answer.
+ * once the caller has been sent anything. A fallback whose dialect cannot express the request is skipped (logged
+ * with its reason); the primary's refusal is the answer. When every endpoint is ejected, the one back soonest is
+ * tried anyway. When every attempt fails, the last one's error is the answer.
  */
 export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequest, routingString: string, route: ModelTable): Promise<void> {
   const { record } = request;
@@ -33,7 +34,7 @@ export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequ
   const tried = fallback.length > 0 ? new Map<string, number>() : undefined;
   let attempts = 0;
   let lastError: unknown;
-  let soonest: { name: string; route: ModelTable; provider: RuntimeProvider; endpoint: RuntimeEndpoint } | undefined;
+  let soonest: { name: string; prepared: PreparedCall; provider: RuntimeProvider; endpoint: RuntimeEndpoint } | undefined;
   for (let r = -1; r < fallback.length && attempts < plan.maxAttempts; r++) {
     const name = r < 0 ? routingString : fallback[r]!;
     const target = r < 0 ? route : plan.roster.get(name)!; // the build checked that every fallback is on the roster
@@ -43,31 +44,52 @@ export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequ
       lastError ??= notConfigured(provider);
       continue;
     }
+    const prepared = prepareOrSkip(request, r < 0, name, target, provider);
+    if (prepared === undefined) continue;
     let triedHere = tried?.get(provider.id) ?? 0;
     for (let endpoint = chooseEndpoint(provider, triedHere); endpoint && attempts < plan.maxAttempts; endpoint = chooseEndpoint(provider, triedHere)) {
       attempts++;
       triedHere |= endpointBit(endpoint);
-      const failure = await tryOnce(request, name, target, provider, endpoint, endpoint.breaker.admit());
+      const failure = await tryOnce(request, name, provider, endpoint, prepared, endpoint.breaker.admit());
       if (failure === undefined) return;
       lastError = failure;
     }
     tried?.set(provider.id, triedHere);
     if (attempts === 0) {
       // Nothing tried yet, so every endpoint so far is ejected: remember the one back soonest.
-      for (const endpoint of provider.ready) if (!soonest || endpoint.breaker.reopensAt < soonest.endpoint.breaker.reopensAt) soonest = { name, route: target, provider, endpoint };
+      for (const endpoint of provider.ready) if (!soonest || endpoint.breaker.reopensAt < soonest.endpoint.breaker.reopensAt) soonest = { name, prepared, provider, endpoint };
     }
   }
   // Never 503 for everybody because everything is cooling: the endpoint whose cooldown ends first serves.
   if (attempts === 0 && soonest) {
-    const failure = await tryOnce(request, soonest.name, soonest.route, soonest.provider, soonest.endpoint, 'forced');
+    const failure = await tryOnce(request, soonest.name, soonest.provider, soonest.endpoint, soonest.prepared, 'forced');
     if (failure === undefined) return;
     lastError = failure;
   }
   throw lastError;
 }
 
-/** One attempt, its outcome fed to the endpoint's breaker and the log; undefined when served, else the error to fail over from. */
-async function tryOnce(request: AttemptRequest, name: string, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint, admission: Admission): Promise<unknown> {
+/**
+ * The route's call, or undefined when a fallback's dialect cannot express the request (README: Failover): skipped
+ * like an unconfigured provider, logged with its reason, never the answer. The primary's refusal is thrown.
+ */
+function prepareOrSkip(request: AttemptRequest, primary: boolean, name: string, route: ModelTable, provider: RuntimeProvider): PreparedCall | undefined {
+  const startedAt = performance.now();
+  try {
+    return prepareCall(request, route, provider);
+  } catch (error) {
+    if (primary || !(error instanceof GatewayError)) throw error;
+    logAttempt(request.record, name, provider, undefined, error.body.gateway_code ?? 'error', startedAt);
+    return undefined;
+  }
+}
+
+/**
+ * One attempt, its outcome fed to the endpoint's breaker and the log; undefined when served, else the error to fail
+ * over from. A stream's verdict is its first event reaching the caller (a probe readmits the endpoint then); a break
+ * after it still counts as a failure, and the attempt is logged before the caller's response ends.
+ */
+async function tryOnce(request: AttemptRequest, name: string, provider: RuntimeProvider, endpoint: RuntimeEndpoint, prepared: PreparedCall, admission: Admission): Promise<unknown> {
   const stopped = request.stoppedWith();
   if (stopped) {
     endpoint.breaker.released(admission);
@@ -77,13 +99,29 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   record.provider = provider.id;
   res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
   const startedAt = performance.now();
+  let settled = false;
+  const hooks: StreamHooks = {
+    // A probe's (or a forced attempt's) verdict: the endpoint is readmitted now, not when the stream ends.
+    onCommit: () => {
+      if (admission !== 'closed') endpoint.breaker.succeeded(admission);
+    },
+    onSettled() {
+      settled = true;
+      const code = record.gatewayCode;
+      // Counted as an attempt of a closed breaker: a probe's turn was settled at the commit.
+      if (code !== null && STREAM_BREAKS.has(code)) endpoint.breaker.failed('closed');
+      else endpoint.breaker.succeeded('closed');
+      logAttempt(record, name, provider, endpoint, code ?? 'ok', startedAt);
+    },
+  };
   try {
-    await attempt(request, route, provider, endpoint);
-    // A stream the provider broke after its first event was relayed: too late to fail over, but the breaker sees it.
-    const broken = record.stream && record.gatewayCode !== null && STREAM_BREAKS.has(record.gatewayCode);
-    if (broken) endpoint.breaker.failed(admission);
-    else endpoint.breaker.succeeded(admission);
-    logAttempt(record, name, provider, endpoint, broken ? record.gatewayCode! : 'ok', startedAt);
+    await attempt(request, provider, endpoint, prepared, hooks);
+    if (record.stream) {
+      if (!settled) hooks.onSettled();
+    } else {
+      endpoint.breaker.succeeded(admission);
+      logAttempt(record, name, provider, endpoint, 'ok', startedAt);
+    }
     return undefined;
   } catch (error) {
     logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
@@ -123,8 +161,9 @@ function outcomeOf(error: unknown): string {
   return error.body.gateway_code ?? 'error';
 }
 
-function logAttempt(record: RequestRecord, route: string, provider: RuntimeProvider, endpoint: RuntimeEndpoint, outcome: string, startedAt: number): void {
-  const entry = { route: boundedText(route, MAX_LOGGED_ROUTE_CHARS), provider: provider.id, endpoint: endpoint.name, outcome, ms: round(performance.now() - startedAt) };
+/** `endpoint` is undefined for a route skipped before any endpoint was chosen (logged with an empty endpoint). */
+function logAttempt(record: RequestRecord, route: string, provider: RuntimeProvider, endpoint: RuntimeEndpoint | undefined, outcome: string, startedAt: number): void {
+  const entry = { route: boundedText(route, MAX_LOGGED_ROUTE_CHARS), provider: provider.id, endpoint: endpoint?.name ?? '', outcome, ms: round(performance.now() - startedAt) };
   (record.attempts ??= []).push(entry);
 }
 

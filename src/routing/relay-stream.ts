@@ -1,5 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import type { StreamStep } from '../dialects/dialect.js';
+import { StreamLimitError } from '../dialects/stream-budget.js';
+import type { ErrorRuleSet } from '../generated/types/route-tables.js';
+import { gatewayError, GatewayError } from '../wire/gateway-error.js';
+import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import type { StreamReader, StreamReaderContext } from '../dialects/dialect.js';
@@ -10,6 +14,7 @@ import { drained } from './drained.js';
 
 /** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (README: Streaming). */
 const DRAIN_AFTER_END_MS = 1000;
+const STREAM_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } as const;
 
 export interface RelayOptions {
   readonly provider: RuntimeProvider;
@@ -20,7 +25,10 @@ export interface RelayOptions {
   readonly hideUsage: boolean;
   /** The caller asked for usage in the stream (`stream_options.include_usage`). */
   readonly includeUsage: boolean;
+  /** MAX_UPSTREAM_BODY_BYTES: the largest event, and the most a dialect may accumulate over the stream. */
   readonly maxEventChars: number;
+  /** The global error rules: an error event before the first event is answered as its HTTP status would be. */
+  readonly errors: ErrorRuleSet;
   /** True once a drain has run out of grace: the stream ends with shutting_down. */
   readonly stopping: () => boolean;
   /** Filled as the stream goes (first event, usage, final error), so the log line is right whenever it is written. */
@@ -29,6 +37,10 @@ export interface RelayOptions {
   readonly createReader: (context: StreamReaderContext) => StreamReader;
   /** What the caller's endpoint makes of the reader's frames. */
   readonly output: StreamFrames;
+  /** Called once the first event has been written: the stream is the answer from then on (no failover). */
+  readonly onCommit: () => void;
+  /** Called once a committed stream's outcome is in record.gatewayCode, before the caller's response ends, so the log line has it. */
+  readonly onSettled: () => void;
 }
 
 /** The provider's 200 answer must be an event stream before the gateway commits to one. */
@@ -38,25 +50,15 @@ export function isEventStream(reply: UpstreamReply): boolean {
 }
 
 /**
- * Relays one upstream event stream to the caller, event by event, as each arrives. Reading pauses
- * while the caller is slow (backpressure), and the idle limit counts only while reading. Every way
- * the stream can end without the provider's end marker leaves the caller one final error event.
+ * Relays one upstream event stream to the caller, event by event, as each arrives. The stream commits when
+ * its first event is written (the 200 head goes with it): until then an error event, a cut, silence past the
+ * idle limit or a stream over a limit is thrown like an HTTP failure, so the caller can be served by failover.
+ * Reading pauses while the caller is slow (backpressure), and the idle limit counts only while reading. Every
+ * way a committed stream can end without the provider's end marker leaves the caller one final error event.
  */
 export async function relayStream(options: RelayOptions): Promise<void> {
-  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, stopping, record, output } = options;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
-  // The head goes out with the first event when that came in the same read as the provider's head (one write,
-  // one packet, sooner), else on the loop's next turn: a caller whose provider is slow to start still sees 200.
-  // (headersSent is already true after writeHead; nothing has been written until an event is.)
-  const flushHead = setImmediate(() => {
-    if (record.firstEventMs === null && !res.writableEnded && !res.destroyed) res.flushHeaders();
-  });
-
-  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars });
+  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output } = options;
+  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars });
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {
@@ -65,6 +67,34 @@ export async function relayStream(options: RelayOptions): Promise<void> {
   };
   let idle = setTimeout(onIdle, idleMs);
   let ended = false;
+  let committed = false;
+  let settled = false;
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    options.onSettled();
+  };
+  /** Backpressure: reading waits, its idle limit stopped, until the caller took what it was sent; false when it left instead. */
+  const callerTookIt = async (): Promise<boolean> => {
+    clearTimeout(idle);
+    if (!(await drained(res))) return false;
+    idle = setTimeout(onIdle, idleMs);
+    return true;
+  };
+  /**
+   * The head and the first frames as one write, sent now, before the rest of the read is translated (corked and
+   * uncorked as a pair: an unpaired uncork breaks chunked bodies on Node 22+). Whole events only, so a key the
+   * provider quotes within one event never reaches the caller.
+   */
+  const commit = (frames: string) => {
+    committed = true;
+    record.firstEventMs = round(performance.now() - record.startedAt);
+    res.cork();
+    res.writeHead(200, STREAM_HEAD);
+    res.write(provider.redact(frames));
+    res.uncork();
+    options.onCommit();
+  };
 
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
@@ -76,85 +106,99 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       let frames = '';
       reader.push(chunk);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
-        if (step.frames !== '') frames += output.frames(step.frames);
         if (step.usage) record.usage = step.usage;
+        if (step.end === 'error') {
+          if (!committed) throw inBandFailure(options, step);
+          record.gatewayCode = 'provider_stream_error';
+        }
+        const out = step.frames === '' ? '' : output.frames(step.frames);
         if (step.end || output.finished?.()) {
+          frames += out;
           ended = true;
-          if (step.end === 'error') record.gatewayCode = 'provider_stream_error';
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.
           clearTimeout(idle);
           idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
           break;
         }
-        if (record.firstEventMs === null && frames !== '') {
-          record.firstEventMs = round(performance.now() - record.startedAt);
-          // A lone write is held (corked) until the next tick, behind the rest of this read. Corked and
-          // uncorked as a pair, it goes to the socket now, before the rest of the read is translated.
-          // (An unpaired uncork breaks chunked bodies on Node 22+.) Whole events only, so a key the
-          // provider quotes within one event never reaches the caller.
-          res.cork();
-          res.write(provider.redact(frames));
-          res.uncork();
+        if (out === '') continue;
+        frames += out;
+        if (!committed) {
+          commit(frames);
           frames = '';
         }
       }
-      if (frames !== '') {
-        if (record.firstEventMs === null) record.firstEventMs = round(performance.now() - record.startedAt);
-        if (!res.write(provider.redact(frames)) && !ended) {
-          frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
-          clearTimeout(idle);
-          if (!(await drained(res))) return;
-          idle = setTimeout(onIdle, idleMs);
-        }
+      if (!committed && ended) commit(frames);
+      else if (frames !== '') {
+        const full = !res.write(provider.redact(frames));
+        frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
+        if (full && !ended && !(await callerTookIt())) return;
       }
-      if (ended) res.end();
+      if (ended) {
+        settle();
+        res.end();
+      }
     }
     // A framing without an end marker (Gemini's) finishes at the end of the body, if the answer was whole.
     const last = ended ? undefined : reader.end();
     if (last) {
-      ended = true;
       if (last.usage) record.usage = last.usage;
-      if (last.end === 'error') record.gatewayCode = 'provider_stream_error';
-      const frames = last.frames === '' ? '' : output.frames(last.frames);
-      if (record.firstEventMs === null && frames !== '') record.firstEventMs = round(performance.now() - record.startedAt);
-      res.end(provider.redact(frames));
+      if (last.end === 'error') {
+        if (!committed) throw inBandFailure(options, last);
+        record.gatewayCode = 'provider_stream_error';
+      }
+      const out = last.frames === '' ? '' : output.frames(last.frames);
+      ended = true;
+      if (!committed) commit(out);
+      else if (out !== '') res.write(provider.redact(out));
+      settle();
+      res.end();
     }
-    if (!ended) finish(res, record, output, interrupted(provider, 'closed the stream before its end marker'));
+    if (!ended) throw interrupted(provider, 'closed the stream before its end marker');
   } catch (error) {
-    if (res.destroyed || ended) return;
-    if (stopping()) {
-      finish(res, record, output, gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id }));
-      return;
-    }
-    if (idleFired) {
-      const timeout = gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${idleMs} ms (stream_idle_timeout_ms).`, {
-        provider: provider.id,
-      });
-      finish(res, record, output, timeout);
-      return;
-    }
-    if (error instanceof EventTooLargeError) {
+    if (ended) return;
+    const failure = failureOf(options, error, idleFired);
+    if (!committed) {
       reply.body.destroy();
-      const invalid = gatewayError('invalid_upstream_response', `The provider "${provider.id}" sent an event larger than ${maxEventChars} characters.`, {
-        provider: provider.id,
-      });
-      finish(res, record, output, invalid);
-      return;
+      record.usage = null; // counts from an answer that never reached the caller
+      throw failure;
     }
-    finish(res, record, output, interrupted(provider, 'broke the connection mid-stream'));
+    if (!res.destroyed) {
+      record.gatewayCode = failure.body.gateway_code;
+      settle();
+      res.end(output.error(failure.body));
+    }
   } finally {
+    if (committed) settle();
     clearTimeout(idle);
-    clearImmediate(flushHead);
   }
+}
+
+/** Why the stream broke, as the gateway's error: the final event of a committed stream, else the attempt's failure. */
+function failureOf({ provider, reply, maxEventChars, stopping }: RelayOptions, error: unknown, idleFired: boolean): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (stopping()) return gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id });
+  if (idleFired) {
+    return gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${provider.table.streamIdleTimeoutMs} ms (stream_idle_timeout_ms).`, {
+      provider: provider.id,
+    });
+  }
+  if (error instanceof EventTooLargeError || error instanceof StreamLimitError) {
+    reply.body.destroy();
+    const what = error instanceof StreamLimitError ? error.what : `sent an event larger than ${maxEventChars} characters`;
+    // (StreamLimitError's `what` completes the same sentence.)
+    return gatewayError('invalid_upstream_response', `The provider "${provider.id}" ${what}.`, { provider: provider.id });
+  }
+  return interrupted(provider, 'broke the connection mid-stream');
+}
+
+/** An error event before the first event: the provider's failure as the HTTP status it stands for, through the error rules. */
+function inBandFailure({ provider, reply, errors }: RelayOptions, step: StreamStep): GatewayError {
+  const status = step.failure?.status ?? 500;
+  const message = step.failure?.details.message ?? `The provider "${provider.id}" reported an error before its first event.`;
+  const rule = findErrorRule(provider.table.errors, errors, status);
+  return providerError(provider.id, status, reply.headers, { message, code: step.failure?.details.code ?? null }, rule);
 }
 
 function interrupted(provider: RuntimeProvider, what: string): GatewayError {
   return gatewayError('upstream_stream_interrupted', `The provider "${provider.id}" ${what}; the answer is incomplete.`, { provider: provider.id });
 }
-
-/** Ends the stream with the gateway's final error event. */
-function finish(res: ServerResponse, record: RequestRecord, output: StreamFrames, error: GatewayError): void {
-  record.gatewayCode = error.body.gateway_code;
-  if (!res.destroyed) res.end(output.error(error.body));
-}
-

@@ -29,10 +29,12 @@ export function relay(bytes: Buffer, pieceSize: number, includeUsage = false): R
   const size = pieceSize === 0 ? bytes.length : pieceSize;
   for (let at = 0; at < bytes.length; at += size) {
     for (const message of parser.push(bytes.subarray(at, at + size))) {
-      const step = translator.translate(message);
-      frames += step.frames;
-      if (step.usage) usage = step.usage;
-      if (step.end) return { frames, end: step.end, usage };
+      // What a message still owes (blocks closed one by one) is taken before the next, as the shared reader does.
+      for (let step: StreamStep | undefined = translator.translate(message); step !== undefined; step = translator.owed?.()) {
+        frames += step.frames;
+        if (step.usage) usage = step.usage;
+        if (step.end) return { frames, end: step.end, usage };
+      }
     }
   }
   return { frames, end: undefined, usage };

@@ -12,9 +12,12 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** `node dist/server.js` as ops run it (npm test builds first), on a free loopback port. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [SERVER], { env: { PATH: process.env['PATH'] ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `node dist/server.js` as ops run it (npm test builds first), on a free loopback port; or, given `args`, node
+ * with those (a script and its flags, such as test/helpers/gateway-child.ts under a heap limit).
+ */
+export async function startServerProcess(env: Record<string, string>, args: readonly string[] = [SERVER]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { env: { PATH: process.env['PATH'] ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (piece: Buffer) => (output += piece.toString()));
   child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));

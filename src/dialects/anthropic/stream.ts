@@ -1,6 +1,7 @@
 import { SSE_DONE, sseError } from '../../wire/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
-import { providerStreamErrorBody } from '../stream-error.js';
+import { StreamBudget } from '../stream-budget.js';
+import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 import { ChunkWriter } from './chunks.js';
 import { anthropicErrorOf } from './errors.js';
 import { finishReasonOf } from './finish-reason.js';
@@ -18,25 +19,36 @@ const CONTINUE: StreamStep = { frames: '' };
  * (`stream_options.include_usage`), and to the gateway's accounting always. Nothing after
  * message_stop or an error event is read.
  */
-export function createAnthropicStreamTranslator({ routingModel, providerId, includeUsage }: StreamContext): StreamTranslator {
+export function createAnthropicStreamTranslator({ routingModel, providerId, includeUsage, maxHeldChars }: StreamContext): StreamTranslator {
   const chunks = new ChunkWriter(routingModel);
-  const blocks = new ContentBlocks(chunks);
+  const blocks = new ContentBlocks(chunks, new StreamBudget(maxHeldChars ?? Infinity));
   let opened = false;
   let finished = false;
   let ended = false;
   let counts: AnthropicCounts | undefined;
+  /** The step that follows the closing of the blocks still open, owed once they are all closed. */
+  let afterBlocks: StreamStep | undefined;
 
-  /** The first chunk of every answer: the role, and an empty content. */
-  const opening = (): string => {
-    if (opened) return '';
+  /**
+   * The first chunk of every answer (the role, and an empty content) goes out with the first frames that carry
+   * something: message_start alone sends nothing, so an error right after it comes before the stream commits.
+   */
+  const withOpening = (frames: string): string => {
+    if (opened || frames === '') return frames;
     opened = true;
-    return chunks.delta('{"role":"assistant","content":""}');
+    return chunks.delta('{"role":"assistant","content":""}') + frames;
   };
   const finish = (finishReason: string): string => {
     finished = true;
     return chunks.delta('{}', finishReason);
   };
   const withUsage = (step: StreamStep): StreamStep => (counts ? { ...step, usage: openAIUsage(counts).accounting } : step);
+  /** `last` once every open block is closed: the first closing now, the others and `last` owed, block by block. */
+  const closeBlocksThen = (last: StreamStep): StreamStep => {
+    if (!blocks.anyOpen) return { ...last, frames: withOpening(last.frames) };
+    afterBlocks = last;
+    return { frames: withOpening(blocks.stopFirst()) };
+  };
 
   return {
     translate(message) {
@@ -51,42 +63,72 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
           const start = isObject(data['message']) ? data['message'] : {};
           chunks.useId(start['id']);
           counts = mergeCounts(counts, start['usage']);
-          return withUsage({ frames: opening() });
+          return withUsage(CONTINUE);
         }
         case 'content_block_start':
-          return { frames: opening() + blocks.start(data['index'], data['content_block'], rawValueOf(message.data, 'content_block')) };
+          return { frames: withOpening(blocks.start(data['index'], data['content_block'], rawValueOf(message.data, 'content_block'))) };
         case 'content_block_delta':
-          return { frames: opening() + blocks.delta(data['index'], data['delta']) };
+          return { frames: withOpening(blocks.delta(data['index'], data['delta'])) };
         case 'content_block_stop':
-          return { frames: opening() + blocks.stop(data['index']) };
+          return { frames: withOpening(blocks.stop(data['index'])) };
         case 'message_delta': {
           counts = mergeCounts(counts, data['usage']);
           const delta = isObject(data['delta']) ? data['delta'] : {};
           const finishReason = finished ? null : finishReasonOf(delta['stop_reason']);
           // A delta without a stop reason (usage alone) ends nothing. Blocks close before the finish chunk:
           // the caller's last tool-call fragment never follows it.
-          return withUsage({ frames: opening() + (finishReason === null ? '' : blocks.stopAll() + finish(finishReason)) });
+          return withUsage(finishReason === null ? CONTINUE : closeBlocksThen({ frames: finish(finishReason) }));
         }
         case 'message_stop': {
           ended = true;
-          let frames = opening() + blocks.stopAll() + (finished ? '' : finish('stop'));
+          let frames = finished ? '' : finish('stop');
           if (includeUsage && counts) frames += chunks.usage(openAIUsage(counts).caller);
-          return withUsage({ frames: frames + SSE_DONE, end: 'done' });
+          return closeBlocksThen(withUsage({ frames: frames + SSE_DONE, end: 'done' }));
         }
-        case 'error':
+        case 'error': {
           ended = true;
-          return withUsage({ frames: sseError(streamErrorBody(data, providerId)), end: 'error' });
+          const fields = streamErrorFields(data);
+          return withUsage({ frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure: { status: statusOf(fields.providerCode), details: { message: fields.message, code: fields.providerCode } } });
+        }
         default:
           // ping, and event types added after this was written (Anthropic's versioning policy allows them).
           return CONTINUE;
       }
     },
+    owed() {
+      if (afterBlocks === undefined) return undefined;
+      if (blocks.anyOpen) return { frames: blocks.stopFirst() };
+      const last = afterBlocks;
+      afterBlocks = undefined;
+      return last;
+    },
   };
 }
 
-/** Anthropic's `{"type":"error","error":{"type","message"}}` event as the gateway's final error event. */
-function streamErrorBody(data: Record<string, unknown>, providerId: string) {
+/**
+ * The HTTP status Anthropic documents for each error type, for an error event sent before the first content:
+ * the gateway answers it as it would that status. An unknown type is the provider's own failure (500).
+ */
+const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+function statusOf(errorType: string | null): number {
+  return (errorType !== null && Object.hasOwn(STATUS_OF_ERROR_TYPE, errorType) ? STATUS_OF_ERROR_TYPE[errorType] : undefined) ?? 500;
+}
+
+/** What Anthropic's `{"type":"error","error":{"type","message"}}` event says, for the gateway's final error event. */
+function streamErrorFields(data: Record<string, unknown>): StreamErrorFields {
   const error = anthropicErrorOf(data);
   const message = error?.message ?? (typeof data['error'] === 'string' && data['error'] !== '' ? data['error'] : null);
-  return providerStreamErrorBody({ message, type: error?.type ?? null, code: null, param: null, providerCode: error?.type ?? null }, providerId);
+  return { message, type: error?.type ?? null, code: null, param: null, providerCode: error?.type ?? null };
 }

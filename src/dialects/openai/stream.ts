@@ -1,4 +1,3 @@
-import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
@@ -43,7 +42,10 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
       // Not a JSON object (a key with an escape JSON does not have included): nothing to rewrite, and the caller may know what it is.
       if (!scan) return data === '' ? CONTINUE : { frames: sseData(data) };
       const error = errorValue(data, scan);
-      if (error) return { frames: sseError(streamErrorBody(data.slice(error.start, error.end), providerId)), end: 'error' };
+      if (error) {
+        const { fields, status } = streamErrorFields(data.slice(error.start, error.end));
+        return { frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure: { status, details: { message: fields.message, code: fields.providerCode } } };
+      }
       // A parser keeps the last of duplicated keys: that usage is the one counted, and every copy is hidden.
       const usageIndex = scan.keys.lastIndexOf('usage');
       const usageSpan = usageIndex < 0 ? undefined : scan.values[usageIndex]!;
@@ -176,8 +178,11 @@ function errorValue(data: string, scan: TopLevelScan): Span | undefined {
   return undefined;
 }
 
-/** A provider's in-stream error (OpenRouter sends one after the 200), from its `error` value, as the gateway's envelope. */
-function streamErrorBody(errorText: string, providerId: string): ErrorBody {
+/**
+ * A provider's in-stream error (OpenRouter sends one after the 200), from its `error` value, and the HTTP status it
+ * stands for: a numeric code in the HTTP range (OpenRouter's 502, 429), else 500.
+ */
+function streamErrorFields(errorText: string): { fields: StreamErrorFields; status: number } {
   const error = parseJson(errorText);
   const details = error !== null && typeof error === 'object' ? (error as Record<string, unknown>) : {};
   const message = typeof details['message'] === 'string' ? details['message'] : typeof error === 'string' ? error : null;
@@ -189,7 +194,8 @@ function streamErrorBody(errorText: string, providerId: string): ErrorBody {
     param: typeof details['param'] === 'string' ? details['param'] : null,
     providerCode: typeof details['code'] === 'string' || typeof details['code'] === 'number' ? String(details['code']) : null,
   };
-  return providerStreamErrorBody(fields, providerId);
+  const status = Number(fields.providerCode);
+  return { fields, status: Number.isInteger(status) && status >= 400 && status <= 599 ? status : 500 };
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
