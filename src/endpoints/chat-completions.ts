@@ -26,6 +26,8 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
+    // A request that arrives during the drain goes elsewhere: the listener stays open only to say so.
+    if (lifecycle.draining) throw shuttingDown(null);
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
     const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
     res.once('close', stopEarly);
