@@ -22,6 +22,7 @@ export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: strin
     reportProblems(fileName, result.problems);
     process.exit(1);
   }
+  for (const warning of result.warnings) process.stderr.write(`${formatProblem(fileName, warning)}\n`);
   return { fileName, tables: result.tables };
 }
 

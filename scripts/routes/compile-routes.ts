@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { RouteTables } from '../../src/generated/types/route-tables.js';
 import { crossCheckRoutes } from './cross-check-routes.js';
+import { errorRuleWarnings } from './error-rule-warnings.js';
 import { loadRoutes } from './load-routes.js';
 import { sortProblems, type Problem } from './problem.js';
 import { resolveRoutes } from './resolve-routes.js';
 import { validateRoutesShape } from './validate-routes.js';
 
-export type CompileResult = { ok: true; tables: RouteTables } | { ok: false; problems: Problem[] };
+/** `warnings`: what compiles but is probably not meant (printed by check and build, which still succeed). */
+export type CompileResult = { ok: true; tables: RouteTables; warnings: Problem[] } | { ok: false; problems: Problem[] };
 
 /** routes.yaml text -> engine tables, or every problem found (YAML, schema, cross-references) in file order. */
 export function compileRoutes(text: string): CompileResult {
@@ -17,5 +19,5 @@ export function compileRoutes(text: string): CompileResult {
   problems.push(...shape.problems, ...crossCheckRoutes(loaded));
   if (!shape.routes || problems.length > 0) return { ok: false, problems: sortProblems(problems) };
   const sha256 = createHash('sha256').update(text).digest('hex');
-  return { ok: true, tables: resolveRoutes(shape.routes, sha256) };
+  return { ok: true, tables: resolveRoutes(shape.routes, sha256), warnings: sortProblems(errorRuleWarnings(loaded)) };
 }
