@@ -145,10 +145,10 @@ t.test('a routing string needs a provider, a slash and no empty segment', async 
 
 t.test('duplicate keys are reported at the second key, in block and flow maps', async (t) => {
   t.strictSame(problemsOf('duplicate-keys.yaml'), [
-    'routes.yaml:5:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:11:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:13:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:15:47: duplicate key: each key may appear once in a map',
+    'routes.yaml:5:3: duplicate key "openai": it is first given on line 3; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:11:3: duplicate key "openai/gpt-4o": it is first given on line 8; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:13:3: duplicate key "openai/o3": it is first given on line 12; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:15:47: duplicate key "status": it is first given on line 15; keep one of the two (a key may appear once in a map)',
   ]);
 });
 
@@ -273,7 +273,7 @@ t.test('every problem of a file is reported, in file order', async (t) => {
     'routes.yaml:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden',
     'routes.yaml:10:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 9), in code-point order',
     'routes.yaml:11:3: models."opnai/o3": unknown provider "opnai"',
-    'routes.yaml:12:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:12:3: duplicate key "opnai/o3": it is first given on line 11; keep one of the two (a key may appear once in a map)',
     'routes.yaml:14:3: defaults: unknown key "timeout"',
     'routes.yaml:16:3: errors: invalid key "4xy": an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)',
     'routes.yaml:17:22: errors.default.status: must be <= 599',

@@ -14,8 +14,9 @@ const RESERVED_HEADERS = new Set([
 /**
  * The checks a schema cannot express: references between sections, ordering, URL sanity.
  * Reads the data defensively so that it reports alongside schema problems, not only after they are fixed.
+ * `knownModels` (the roster of the last committed file, when there is one) says which keys are new.
  */
-export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
+export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet<string>): Problem[] {
   const routes = { providers: mapAt(loaded.data, 'providers'), models: mapAt(loaded.data, 'models') };
   const problems: Problem[] = [];
   const report = (path: (string | number)[], at: 'key' | 'value', message: string) =>
@@ -60,7 +61,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
   checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
   const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;
-  for (const { key, after, before } of misplacedKeys(modelKeys)) {
+  for (const { key, after, before } of misplacedKeys(modelKeys, knownModels)) {
     const place =
       after === null ? `first, before ${JSON.stringify(before)} (line ${lineOf(before!)})`
       : before === null ? `last, after ${JSON.stringify(after)} (line ${lineOf(after)})`
