@@ -6,6 +6,7 @@ import { describeValidationError } from '../caller/describe-validation-error.js'
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { Lifecycle } from '../caller/lifecycle.js';
+import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import { readJsonBody, type BodyLimits } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
@@ -89,5 +90,6 @@ function answerShuttingDown(res: Response): void {
   if (res.headersSent) return;
   recordOf(res).gatewayCode = 'shutting_down';
   res.setHeader('connection', 'close');
+  lingerAfterEarlyAnswer(res.req);
   sendError(res, shuttingDown(null));
 }
