@@ -1,5 +1,6 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
+import { checkAllowFields } from './check-allow-fields.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { misplacedKeys } from './model-order.js';
@@ -29,6 +30,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
     checkEndpoints(id, provider, report);
+    checkAllowFields(['providers', id, 'allow_fields'], provider['allow_fields'], provider['dialect'], report);
     checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
     if (provider['auth'] !== undefined && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
@@ -56,6 +58,10 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
       // Anthropic requires max_tokens; a guessed default would silently cut answers short.
       report(['models', model], 'key', 'needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)');
     }
+  }
+  for (const model of modelKeys) {
+    const prefix = model.split('/')[0]!;
+    if (Object.hasOwn(routes.providers, prefix)) checkAllowFields(['models', model, 'allow_fields'], mapAt(routes.models, model)['allow_fields'], mapAt(routes.providers, prefix)['dialect'], report);
   }
   checkFallbacks(routes.models, report);
   checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);

@@ -44,6 +44,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       maxOutputTokens: entry?.max_output_tokens ?? null,
       reasoning: entry?.reasoning ?? 'none',
       fallback: entry?.fallback ?? [],
+      allowFields: [...new Set([...(routes.providers[routingString.slice(0, slash)]?.allow_fields ?? []), ...(entry?.allow_fields ?? [])])],
     };
   }
   const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;

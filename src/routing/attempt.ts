@@ -43,6 +43,7 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
     maxOutputTokens: route.maxOutputTokens,
     reasoning: route.reasoning,
     requestStreamUsage: hideUsage,
+    allowedFields: route.allowFields,
   });
   const sentAt = performance.now();
   const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream);
