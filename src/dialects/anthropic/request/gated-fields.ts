@@ -1,5 +1,5 @@
 import { anthropicDefaults } from '../defaults.js';
-import type { AnthropicModel } from './index.js';
+import type { ReasoningKind } from './reasoning.js';
 import { unsupported, type JsonNode } from './json-node.js';
 
 /** Why each gated field needs routes.yaml's word: what it lets a caller do on the gateway's account. */
@@ -15,7 +15,7 @@ const WHY: Readonly<Record<string, string>> = {
  * not list for this model or its provider. Exceptions that cannot cost more: `service_tier: "standard_only"`,
  * and `thinking` on a model whose reasoning is not none (a thinking model, where it is the native form of reasoning).
  */
-export function refuseGatedFields(root: JsonNode, model: AnthropicModel): void {
+export function refuseGatedFields(root: JsonNode, model: { readonly reasoning: ReasoningKind; readonly allowedFields?: readonly string[] }): void {
   const allowed = new Set(model.allowedFields ?? []);
   for (const field of anthropicDefaults.gatedFields) {
     const node = root.given(field);
