@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import type { RouteTables } from '../src/generated/types/route-tables.js';
 import { compileRoutes, type CompileResult } from './routes/compile-routes.js';
 import { formatProblem, type Problem } from './routes/problem.js';
@@ -17,11 +18,13 @@ export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: strin
     process.stderr.write(`${fileName}: cannot read: ${readFailure(error)}\n`);
     process.exit(1);
   }
-  const result = compileRoutes(text);
+  const previousText = committedVersion(path);
+  const result = compileRoutes(text, previousText === undefined ? {} : { previousText });
   if (!result.ok) {
     reportProblems(fileName, result.problems);
     process.exit(1);
   }
+  for (const warning of result.warnings) process.stderr.write(`${formatProblem(fileName, warning)}\n`);
   return { fileName, tables: result.tables, locate: result.locate };
 }
 
@@ -34,4 +37,13 @@ function reportProblems(fileName: string, problems: readonly Problem[]): void {
 function readFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/, \w+(?: '.*')?$/s, '');
+}
+
+/** The file as last committed (git), if it is in a repository: it tells which models are new. Quietly nothing otherwise. */
+function committedVersion(path: string): string | undefined {
+  try {
+    return execFileSync('git', ['show', `HEAD:./${basename(path)}`], { cwd: dirname(path), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000, maxBuffer: 16 * 1024 * 1024 });
+  } catch {
+    return undefined;
+  }
 }

@@ -12,6 +12,7 @@ import { cors, type CorsOrigins } from './caller/cors.js';
 import { deferContinue } from './caller/expect-continue.js';
 import { GatewayError, gatewayError } from './wire/gateway-error.js';
 import { Lifecycle } from './caller/lifecycle.js';
+import { lingerAfterEarlyAnswer } from './caller/linger.js';
 import { describeError } from './observe/log-fields.js';
 import { redactGatewayError, type Redact } from './observe/redact-secrets.js';
 import { recordOf, requestLog } from './observe/request-log.js';
@@ -164,9 +165,10 @@ function answerError(logger: Logger, redact: Redact): ErrorRequestHandler {
       return;
     }
     record.gatewayCode = answer.body.gateway_code;
-    // A body we stopped reading (401, 413, 415, …) must not be drained from a hostile sender: close after answering.
+    // A body we stopped reading (401, 413, 415, …): close after answering, reading what is still coming for a bounded while first.
     if (!req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0)) {
       res.setHeader('connection', 'close');
+      lingerAfterEarlyAnswer(req);
     }
     sendError(res, answer);
   };

@@ -21,7 +21,7 @@ const STOP_MARGIN_MS = 5000;
 
 /**
  * The node:cluster primary: forks `workers` gateways that share one listening socket, replaces a
- * worker that dies (with backoff), and on SIGTERM or SIGINT has every worker drain, then exits 0.
+ * worker that dies (with backoff), and on SIGTERM, SIGINT or SIGHUP has every worker drain, then exits 0.
  * It serves no request itself; it answers the workers' requests for aggregated metrics.
  */
 export function runClusterPrimary(options: ClusterPrimaryOptions): void {
@@ -95,6 +95,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
 
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => stop('SIGHUP'));
 
   for (let i = 0; i < options.workers; i++) fork();
 }

@@ -108,9 +108,11 @@ function serve(): void {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal, grace_ms: config.shutdownGraceMs }, 'draining');
-    server.close();
+    // The listener stays open through the grace period: a probe or a late request gets 503 and `Connection: close`
+    // (a load balancer's cue to go elsewhere), not a refused connection that looks like a crash.
     server.closeIdleConnections();
     const { forcedStops } = await gateway.drain(config.shutdownGraceMs);
+    server.close();
     server.closeAllConnections();
     gateway.close();
     logger.info({ forced_stops: forcedStops }, 'stopped');
@@ -119,4 +121,6 @@ function serve(): void {
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A closed terminal or a supervisor's reload: drained like SIGTERM, never Node's default of dying mid-stream.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ADAPTIVE_MODEL, USER, refusal, translate, withFields } from './helpers/anthropic-request.js';
+import { ADAPTIVE_MODEL, BUDGET_MODEL, USER, refusal, translate, withFields } from './helpers/anthropic-request.js';
 
 t.test('the smallest request: model, max_tokens from the model, the user string as sent, nothing else', async (t) => {
   const { text } = translate('{"model":"anthropic/claude","messages":[{"role":"user","content":"caf\\u00e9 \\"quoted\\""}]}');
@@ -194,8 +194,8 @@ t.test('sampling, stop, user, response_format, stream: mapped; stream_options ne
   const named = refusal({ model: 'a/b', messages: [{ role: 'user', content: 'hi' }, { role: 'user', content: 'hi', name: 'bob' }] });
   t.match(named.body, { gateway_code: 'unsupported_parameter', param: 'messages[1].name' }, 'a message name has no Anthropic form: refused, not dropped');
   const image = (detail: string) => ({ model: 'a/b', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail } }] }] });
-  t.match(refusal(image('low')).body, { gateway_code: 'unsupported_parameter', param: 'messages[0].content[0].image_url.detail' }, 'an image detail other than auto is refused');
-  t.notOk(JSON.stringify(translate(image('auto')).json).includes('detail'), 'detail "auto", the default, is accepted and dropped');
+  for (const detail of ['auto', 'low', 'high']) t.notOk(JSON.stringify(translate(image(detail)).json).includes('detail'), `detail "${detail}", a hint Anthropic has no counterpart for, is dropped`);
+  t.match(refusal(image('ultra')).body, { gateway_code: 'invalid_request', param: 'messages[0].content[0].image_url.detail' }, 'a detail OpenAI does not know is refused');
 });
 
 t.test('OpenAI default values of fields Anthropic lacks are accepted and dropped', async (t) => {
@@ -206,11 +206,11 @@ t.test('OpenAI default values of fields Anthropic lacks are accepted and dropped
   t.same(Object.keys(translate(withFields(nulls)).json), ['model', 'max_tokens', 'messages'], 'null means not set');
 });
 
-t.test('fields the gateway does not model go to Anthropic with their exact bytes, in the caller order', async (t) => {
+t.test('fields the gateway does not model go to Anthropic with their exact bytes, in the caller order (gated ones where allowed)', async (t) => {
   const text =
     '{"top_k" : 5,"model":"anthropic/claude","service_tier":"auto","messages":[{"role":"user","content":"hi"}],' +
     '"container":{"id":"c-1","n":12345678901234567890123},"mcp_servers":[{"type":"url","url":"https://mcp.example.com","x":1.50}],"metadata":{"user_id":"u","z":1e2}}';
-  const { text: out } = translate(text);
+  const { text: out } = translate(text, { ...BUDGET_MODEL, allowedFields: ['container', 'mcp_servers', 'service_tier'] });
   t.equal(
     out,
     '{"model":"claude-sonnet-4-5","max_tokens":64000,"messages":[{"role":"user","content":"hi"}],"top_k":5,"service_tier":"auto",' +

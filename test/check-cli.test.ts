@@ -21,7 +21,7 @@ const expectedProblems = [
   `${broken}:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden`,
   `${broken}:10:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 9), in code-point order`,
   `${broken}:11:3: models."opnai/o3": unknown provider "opnai"`,
-  `${broken}:12:3: duplicate key: each key may appear once in a map`,
+  `${broken}:12:3: duplicate key "opnai/o3": it is first given on line 11; keep one of the two (a key may appear once in a map)`,
   `${broken}:14:3: defaults: unknown key "timeout"`,
   `${broken}:16:3: errors: invalid key "4xy": an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)`,
   `${broken}:17:22: errors.default.status: must be <= 599`,

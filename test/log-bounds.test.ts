@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import t from 'tap';
 import { MAX_LOG_LINE_BYTES, MAX_LOGGED_ERROR_CHARS, boundedText, describeError } from '../src/observe/log-fields.js';
 import { startGateway } from './helpers/gateway.js';
+import { parseExposition, valueOf } from './helpers/prometheus.js';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 
 const hi = [{ role: 'user', content: 'hi' }];
@@ -24,7 +25,7 @@ async function waitForRequestLines(gateway: { requestLogs(): unknown[] }, count:
   while (gateway.requestLogs().length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
-t.test('a model string off the roster is logged only as a short keyed fingerprint, however long', async (t) => {
+t.test('a model string off the roster that is not a plain routing string is logged only as a short keyed fingerprint, however long', async (t) => {
   const upstream = await startMockUpstream((_req, res) => sendJson(res, 200, completionBody('gpt-4o')));
   const gateway = await startGateway({ upstreamOrigin: upstream.origin, maxBodyBytes: 9 * 1024 * 1024 });
   t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
@@ -54,6 +55,37 @@ t.test('a model string off the roster is logged only as a short keyed fingerprin
   const log = gateway.logLines.join('');
   for (const secret of ['patient', 'John Doe', '555-0100', 'xxxxxxxx']) t.notOk(log.includes(secret), `the log never holds "${secret}"`);
   for (const line of gateway.logLines) t.ok(Buffer.byteLength(line) <= MAX_LOG_LINE_BYTES, `a line of ${Buffer.byteLength(line)} bytes`);
+});
+
+t.test('an off-roster model that looks like a routing string is logged in clear and counted by its provider prefix', async (t) => {
+  const gateway = await startGateway();
+  t.teardown(() => gateway.close());
+  const cases = [
+    { id: 'removed', model: 'mock/gpt-3.5-turbo-0301' },
+    { id: 'removed-again', model: 'mock/gpt-3.5-turbo-0301' },
+    { id: 'other-prefix', model: 'acme/llama3.2:3b' },
+    { id: 'no-prefix', model: 'gpt-4o' },
+    { id: 'too-long', model: `mock/${'a'.repeat(124)}` },
+    { id: 'sentence', model: 'mock/patient Jane Roe' },
+  ];
+  for (const c of cases) {
+    const response = await gateway.post({ model: c.model, messages: hi }, { 'x-request-id': c.id });
+    t.equal(response.status, 400, c.id);
+    await response.text();
+  }
+  await waitForRequestLines(gateway, cases.length);
+  const byId = new Map(gateway.requestLogs().map((line) => [line['request_id'], line]));
+  t.match(byId.get('removed'), { model: 'mock/gpt-3.5-turbo-0301', model_fingerprint: null, gateway_code: 'unknown_model', provider: null });
+  t.match(byId.get('other-prefix'), { model: 'acme/llama3.2:3b', model_fingerprint: null });
+  t.match(byId.get('no-prefix'), { model: 'gpt-4o', model_fingerprint: null, gateway_code: 'missing_provider_prefix' });
+  t.match(byId.get('too-long'), { model: null, model_fingerprint: /^len=129 hmac=/ }, 'over 128 characters: hashed');
+  t.match(byId.get('sentence'), { model: null, model_fingerprint: /^len=21 hmac=/ }, 'a space: hashed');
+  t.notOk(gateway.logLines.join('').includes('Jane Roe'));
+
+  const samples = parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text());
+  t.equal(valueOf(samples, 'gateway_off_roster_requests_total', { prefix: 'mock' }), 4, 'a configured provider names its own series');
+  t.equal(valueOf(samples, 'gateway_off_roster_requests_total', { prefix: 'other' }), 2, 'any other prefix, or none, is other');
+  t.equal(samples.filter((sample) => sample.name === 'gateway_off_roster_requests_total').length, 2, 'no series for a caller-chosen prefix');
 });
 
 t.test('hostile paths, methods and headers leave every log line within MAX_LOG_LINE_BYTES', async (t) => {

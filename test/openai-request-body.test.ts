@@ -13,7 +13,7 @@ function bodyOf(call: OutgoingCall): string {
 /** The body sent upstream for `text` when the gateway asks for usage (the caller did not). */
 function askingForUsage(text: string): string {
   const body = JSON.parse(text) as ChatCompletionRequest;
-  return bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: true });
+  return bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: true, allowedFields: [] });
 }
 
 const HEAD = '{"model":"mock/gpt-4o","messages":[{"role":"user","content":"hi"}],"stream":true';
@@ -51,7 +51,7 @@ t.test('without the gateway asking, stream_options is not touched at all', async
   const text = `${HEAD},"stream_options":{"include_usage":false,"n":1.0}}`;
   const body = JSON.parse(text) as ChatCompletionRequest;
   t.equal(
-    bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: false }),
+    bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: false, allowedFields: [] }),
     text.replace('mock/gpt-4o', 'gpt-4o'),
   );
 });

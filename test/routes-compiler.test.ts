@@ -28,7 +28,7 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] });
   t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
     provider: 'openrouter',
     upstreamModel: 'anthropic/claude-sonnet-4.5',
@@ -36,6 +36,7 @@ t.test('the shipped routes.yaml compiles', async (t) => {
     reasoning: 'none',
     fallback: [],
     deprecated: null,
+    allowFields: [],
   });
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
@@ -49,9 +50,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
     });
   });
 
@@ -146,10 +147,10 @@ t.test('a routing string needs a provider, a slash and no empty segment', async 
 
 t.test('duplicate keys are reported at the second key, in block and flow maps', async (t) => {
   t.strictSame(problemsOf('duplicate-keys.yaml'), [
-    'routes.yaml:5:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:11:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:13:3: duplicate key: each key may appear once in a map',
-    'routes.yaml:15:47: duplicate key: each key may appear once in a map',
+    'routes.yaml:5:3: duplicate key "openai": it is first given on line 3; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:11:3: duplicate key "openai/gpt-4o": it is first given on line 8; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:13:3: duplicate key "openai/o3": it is first given on line 12; keep one of the two (a key may appear once in a map)',
+    'routes.yaml:15:47: duplicate key "status": it is first given on line 15; keep one of the two (a key may appear once in a map)',
   ]);
 });
 
@@ -274,7 +275,7 @@ t.test('every problem of a file is reported, in file order', async (t) => {
     'routes.yaml:7:16: providers.openai.headers.Host: is set by the gateway and cannot be overridden',
     'routes.yaml:10:3: models."openai/gpt-4o": out of order: belongs first, before "openai/gpt-4o-mini" (line 9), in code-point order',
     'routes.yaml:11:3: models."opnai/o3": unknown provider "opnai"',
-    'routes.yaml:12:3: duplicate key: each key may appear once in a map',
+    'routes.yaml:12:3: duplicate key "opnai/o3": it is first given on line 11; keep one of the two (a key may appear once in a map)',
     'routes.yaml:14:3: defaults: unknown key "timeout"',
     'routes.yaml:16:3: errors: invalid key "4xy": an error key is an HTTP status ("429"), a class ("4xx", "5xx") or "default" (top level only)',
     'routes.yaml:17:22: errors.default.status: must be <= 599',
@@ -336,11 +337,11 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
   t.match(tables.providers['azure'], { dialect: 'openai' });
   t.equal(tables.providers['local']?.auth, null, 'no key, no auth');
   t.strictSame(tables.models, {
-    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [], deprecated: null },
-    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [], deprecated: null },
-    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [], deprecated: null },
-    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [], deprecated: null },
-    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null },
+    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [], deprecated: null, allowFields: [] },
+    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [], deprecated: null, allowFields: [] },
+    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
   });
 });
 

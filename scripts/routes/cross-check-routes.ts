@@ -1,5 +1,6 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
+import { checkAllowFields } from './check-allow-fields.js';
 import { checkDeprecations } from './cross-check-deprecation.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
@@ -16,8 +17,9 @@ const RESERVED_HEADERS = new Set([
 /**
  * The checks a schema cannot express: references between sections, ordering, URL sanity.
  * Reads the data defensively so that it reports alongside schema problems, not only after they are fixed.
+ * `knownModels` (the roster of the last committed file, when there is one) says which keys are new.
  */
-export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
+export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet<string>): Problem[] {
   const routes = { providers: mapAt(loaded.data, 'providers'), models: mapAt(loaded.data, 'models') };
   const problems: Problem[] = [];
   const report = (path: (string | number)[], at: 'key' | 'value', message: string) =>
@@ -30,6 +32,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
     checkEndpoints(id, provider, report);
+    checkAllowFields(['providers', id, 'allow_fields'], provider['allow_fields'], provider['dialect'], report);
     checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
     const google = provider['auth'] === 'google';
@@ -61,12 +64,16 @@ export function crossCheckRoutes(loaded: LoadedRoutes): Problem[] {
     }
     if (Object.hasOwn(routes.providers, segments[0] ?? '')) checkThinking(model, mapAt(routes.models, model), mapAt(routes.providers, segments[0]!)['dialect'], report);
   }
+  for (const model of modelKeys) {
+    const prefix = model.split('/')[0]!;
+    if (Object.hasOwn(routes.providers, prefix)) checkAllowFields(['models', model, 'allow_fields'], mapAt(routes.models, model)['allow_fields'], mapAt(routes.providers, prefix)['dialect'], report);
+  }
   checkFallbacks(routes.models, report);
   checkDeprecations(routes.models, report);
   checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
   const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;
-  for (const { key, after, before } of misplacedKeys(modelKeys)) {
+  for (const { key, after, before } of misplacedKeys(modelKeys, knownModels)) {
     const place =
       after === null ? `first, before ${JSON.stringify(before)} (line ${lineOf(before!)})`
       : before === null ? `last, after ${JSON.stringify(after)} (line ${lineOf(after)})`

@@ -1,5 +1,6 @@
 import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node } from 'yaml';
 import type { Problem } from './problem.js';
+import { badIndentMessage, firstOccurrences } from './yaml-wording.js';
 
 /** A parsed routes file that can say where any path in it was written. */
 export interface LoadedRoutes {
@@ -13,11 +14,17 @@ export function loadRoutes(text: string): LoadedRoutes {
   const lineCounter = new LineCounter();
   // uniqueKeys (the default) turns a duplicate key into an error with its own position.
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const duplicates = doc.errors.some((error) => error.code === 'DUPLICATE_KEY') ? firstOccurrences(doc, lineCounter) : new Map<number, { key: string; line: number }>();
   const problems: Problem[] = doc.errors.map((error) => {
     // yaml places a duplicate key's error where the previous entry ends; report at the key itself.
     const offset = error.code === 'DUPLICATE_KEY' ? firstNonSpace(text, error.pos[0]) : error.pos[0];
     const pos = lineCounter.linePos(offset);
-    return { line: pos.line, col: pos.col, message: yamlMessage(error.code, error.message) };
+    const duplicate = duplicates.get(offset);
+    const message =
+      duplicate ? `duplicate key ${JSON.stringify(duplicate.key)}: it is first given on line ${duplicate.line}; keep one of the two (a key may appear once in a map)`
+      : error.code === 'BAD_INDENT' ? badIndentMessage(text, pos.line) ?? yamlMessage(error.code, error.message)
+      : yamlMessage(error.code, error.message);
+    return { line: pos.line, col: pos.col, message };
   });
   const positionOf = (offset: number | undefined) => {
     const pos = lineCounter.linePos(offset ?? 0);

@@ -12,11 +12,11 @@ export interface MisplacedKey {
  * (the earliest such run, so of two swapped neighbours the later one is named, as the file was read).
  * Naming these, not the first descent, points at the line someone added, not at its innocent neighbour.
  */
-export function misplacedKeys(keys: readonly string[]): MisplacedKey[] {
+export function misplacedKeys(keys: readonly string[], known?: ReadonlySet<string>): MisplacedKey[] {
   const sorted = [...keys].sort(codePointCompare);
   const rankOf = new Map(sorted.map((key, rank) => [key, rank]));
   const ranks = keys.map((key) => rankOf.get(key)!);
-  const kept = longestIncreasingRun(ranks);
+  const kept = known && keys.length <= MAX_KEYS_WEIGHED ? longestRunKeepingKnown(ranks, keys.map((key) => known.has(key))) : longestIncreasingRun(ranks);
   const keptRanks = kept.map((i) => ranks[i]!);
   const keptSet = new Set(kept);
   const misplaced: MisplacedKey[] = [];
@@ -26,6 +26,35 @@ export function misplacedKeys(keys: readonly string[]): MisplacedKey[] {
     misplaced.push({ key, after: slot > 0 ? keys[kept[slot - 1]!]! : null, before: slot < kept.length ? keys[kept[slot]!]! : null });
   }
   return misplaced;
+}
+
+/** Past this many keys the O(n²) choice below is skipped (a tie then names the later key, as without a history). */
+const MAX_KEYS_WEIGHED = 5000;
+
+/**
+ * Like longestIncreasingRun, but of the longest runs, one that keeps the most `known` keys (those in the last
+ * committed file): two swapped neighbours are a tie the file alone cannot break, and the one just added is the
+ * one to move. O(n²), fine for a roster.
+ */
+function longestRunKeepingKnown(values: readonly number[], known: readonly boolean[]): number[] {
+  const weight = (i: number) => values.length + 1 + (known[i] ? 1 : 0);
+  const runFrom = new Array<number>(values.length);
+  for (let i = values.length - 1; i >= 0; i--) {
+    let best = 0;
+    for (let j = i + 1; j < values.length; j++) if (values[j]! > values[i]! && runFrom[j]! > best) best = runFrom[j]!;
+    runFrom[i] = weight(i) + best;
+  }
+  const run: number[] = [];
+  let need = Math.max(0, ...runFrom);
+  let last = -Infinity;
+  for (let i = 0; i < values.length && need > 0; i++) {
+    if (runFrom[i] === need && values[i]! > last) {
+      run.push(i);
+      last = values[i]!;
+      need -= weight(i);
+    }
+  }
+  return run;
 }
 
 /** Indexes of the earliest longest strictly increasing subsequence, in O(n log n). */

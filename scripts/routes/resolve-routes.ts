@@ -46,6 +46,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       ...geminiThinking(entry ?? null, routes.providers[routingString.slice(0, slash)]?.dialect),
       fallback: entry?.fallback ?? [],
       deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
+      allowFields: [...new Set([...(routes.providers[routingString.slice(0, slash)]?.allow_fields ?? []), ...(entry?.allow_fields ?? [])])],
     };
   }
   const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;

@@ -20,7 +20,11 @@ export function sendError(res: ServerResponse, error: GatewayError): void {
   }
   const body = JSON.stringify({ error: error.body });
   res.statusCode = error.status;
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(error.headers)) {
+    // "Retry after 1 s" beside "do not retry" leaves SDKs to pick one: an answer that may not be retried carries no hint.
+    if (!error.retry && name.toLowerCase().startsWith('retry-after')) continue;
+    res.setHeader(name, value);
+  }
   res.setHeader('x-should-retry', error.retry ? 'true' : 'false');
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('content-length', Buffer.byteLength(body));

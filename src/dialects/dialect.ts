@@ -12,6 +12,11 @@ export interface DialectDefaults {
   readonly auth: AuthScheme;
   /** Lower-case names; a routes.yaml `headers` entry of the same name (any case) replaces one. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Provider-native top-level fields that make the provider act on the world or bill differently: a caller may
+   * send one only where routes.yaml `allow_fields` lists it (on the provider or the model); the compiler refuses other names there.
+   */
+  readonly gatedFields: readonly string[];
 }
 
 /** The caller's request as the engine hands it to a dialect. */
@@ -31,6 +36,8 @@ export interface OutgoingCall {
   readonly reasoningLevels?: readonly string[] | undefined;
   /** Ask the provider to report usage in the stream although the caller did not (the gateway counts tokens). */
   readonly requestStreamUsage: boolean;
+  /** routes.yaml allow_fields of the model and its provider: the gated fields (DialectDefaults.gatedFields) a caller may send. */
+  readonly allowedFields: readonly string[];
 }
 
 /** Where and what to send for one call. */

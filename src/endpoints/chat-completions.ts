@@ -6,6 +6,7 @@ import { describeValidationError } from '../caller/describe-validation-error.js'
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { GatewayError, gatewayError } from '../wire/gateway-error.js';
 import type { Lifecycle } from '../caller/lifecycle.js';
+import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
@@ -38,6 +39,8 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
+    // A request that arrives during the drain goes elsewhere: the listener stays open only to say so.
+    if (lifecycle.draining) throw shuttingDown(null);
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
     const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
     res.once('close', stopEarly);
@@ -117,5 +120,6 @@ function answerShuttingDown(res: Response): void {
   if (res.headersSent) return;
   recordOf(res).gatewayCode = 'shutting_down';
   res.setHeader('connection', 'close');
+  lingerAfterEarlyAnswer(res.req);
   sendError(res, shuttingDown(null));
 }

@@ -29,6 +29,17 @@ export function modelFingerprint(model: string): string {
 }
 
 /**
+ * What an off-roster model string may look like to be logged as is: a routing string's plain characters (no
+ * space, so no name or sentence) and at most 128 of them. Anything else is logged only as `modelFingerprint`.
+ */
+const ROUTING_LIKE = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,127}$/;
+
+/** Whether a model string the roster did not accept can be logged in clear: callers of a removed model must stay visible. */
+export function looksLikeRoutingString(model: string): boolean {
+  return ROUTING_LIKE.test(model);
+}
+
+/**
  * Text of unknown origin cut to `maxChars`, with everything but printable ASCII shown as `?`: at most
  * 2 bytes per character once JSON-escaped (a quote or backslash), so at most 2 × maxChars + 3 bytes.
  */

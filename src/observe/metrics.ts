@@ -130,6 +130,13 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     labelNames: ['provider', 'endpoint', 'outcome'] as const,
     registers,
   });
+  const offRoster = new Counter({
+    name: 'gateway_off_roster_requests_total',
+    help: 'Requests refused for a model not on the roster (unknown_model, missing_provider_prefix), by the prefix before the first "/" when it names a configured provider, else other.',
+    labelNames: ['prefix'] as const,
+    registers,
+  });
+  const providerIds = new Set((options.providers ?? []).map((provider) => provider.id));
   const endpoints = (options.providers ?? []).flatMap((provider) => provider.endpoints.map((endpoint) => ({ provider: provider.id, endpoint })));
   new Gauge({
     name: 'gateway_endpoint_breaker_state',
@@ -166,6 +173,10 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
     if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
+    if (record.gatewayCode === 'unknown_model' || record.gatewayCode === 'missing_provider_prefix') {
+      const prefix = record.model?.split('/', 1)[0] ?? '';
+      offRoster.labels(record.model?.includes('/') && providerIds.has(prefix) ? prefix : 'other').inc();
+    }
     if (record.attempts) for (const attempt of record.attempts) attempts.labels(attempt.provider, attempt.endpoint, attempt.outcome).inc();
     const { counts } = readTokenCounts(record.usage);
     countTokens(model, 'prompt', counts.prompt);

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Usage } from '../generated/types/usage.js';
 import { GATEWAY_ERRORS } from '../wire/gateway-errors.js';
-import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, modelFingerprint } from './log-fields.js';
+import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, looksLikeRoutingString, modelFingerprint } from './log-fields.js';
 import { readTokenCounts } from './token-counts.js';
 
 /** One attempt as the log line lists it. */
@@ -45,7 +45,7 @@ export type RequestObserver = (record: RequestRecord, req: Request, res: Respons
 /**
  * Starts the record (and the request id) for every request, and when it closes writes one JSON line
  * and hands the same record to `onRequestDone`. Every field is bounded (see MAX_LOG_LINE_BYTES): a model
- * string off the roster is logged only as a fingerprint, since the caller may have put anything in it.
+ * string off the roster that does not look like a routing string is logged only as a fingerprint, since the caller may have put anything in it.
  */
 export function requestLog(
   logger: Logger,
@@ -77,7 +77,8 @@ export function requestLog(
       }
       const tokens = readTokenCounts(record.usage);
       const durationMs = performance.now() - record.startedAt;
-      const onRoster = record.model !== null && isRoutingString(record.model);
+      // Off the roster, a plain routing-like string is logged as is (who still calls a removed model), anything else hashed.
+      const onRoster = record.model !== null && (isRoutingString(record.model) || looksLikeRoutingString(record.model));
       logger.info(
         {
           request_id: record.requestId,

@@ -143,6 +143,7 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
       thinkingBudget: route.thinkingBudget,
       reasoningLevels: route.reasoningLevels,
       requestStreamUsage: hideUsage,
+      allowedFields: route.allowFields,
     }),
     readResponse: (text, model) => dialect.readResponse(text, model),
     createReader: (context) => dialect.createStreamReader(context),

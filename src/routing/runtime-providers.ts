@@ -72,6 +72,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   const agent = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
   const byId = new Map<string, RuntimeProvider>();
   const warnings: string[] = [];
+  const unkeyed: string[] = [];
   const keys: string[] = [];
   // One source for every auth: google provider: Application Default Credentials are the process's.
   const usesGoogle = Object.values(tables.providers).some((table) => table?.auth?.scheme === 'google');
@@ -83,7 +84,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
       const label = table.endpoints.length === 1 ? `provider "${table.id}"` : `provider "${table.id}" endpoint "${endpoint.name}"`;
       const key = endpoint.apiKeyEnv ? env[endpoint.apiKeyEnv] : undefined;
       const missingKeyEnv = endpoint.apiKeyEnv && !key ? endpoint.apiKeyEnv : null;
-      if (missingKeyEnv) warnings.push(`${label} is not configured: ${missingKeyEnv} is not set; ${table.endpoints.length === 1 ? 'its models answer 500 provider_not_configured' : 'requests avoid it'}`);
+      if (missingKeyEnv) unkeyed.push(`${table.endpoints.length === 1 ? table.id : `${table.id} endpoint ${endpoint.name}`} (${missingKeyEnv})`);
       if (key && key.length < MIN_REDACTED_SECRET_CHARS) {
         warnings.push(`${label}: ${endpoint.apiKeyEnv} is shorter than ${MIN_REDACTED_SECRET_CHARS} characters, so it is not redacted from the provider's answers`);
       }
@@ -96,6 +97,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
     byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null });
   }
+  if (unkeyed.length > 0) warnings.unshift(unkeyedWarning(unkeyed));
   return {
     byId,
     warnings,
@@ -144,4 +146,14 @@ function baseUrlFor(endpoint: EndpointTable, label: string, env: Readonly<Record
   const problem = baseUrlProblem(override);
   if (problem) throw new Error(`${endpoint.baseUrlEnv} (the base_url of ${label}): ${problem}`);
   return override.replace(/\/+$/, '');
+}
+
+/** Most providers named in the start-up warning: keeps the line far below the log's line bound. */
+const MAX_UNKEYED_NAMED = 40;
+
+/** One line for every provider (or endpoint of several) whose key is unset: ten lines at each start hid the rest. */
+function unkeyedWarning(unkeyed: readonly string[]): string {
+  const named = unkeyed.slice(0, MAX_UNKEYED_NAMED).join(', ');
+  const more = unkeyed.length > MAX_UNKEYED_NAMED ? ` and ${unkeyed.length - MAX_UNKEYED_NAMED} more` : '';
+  return `not configured, no key set: ${named}${more}; their models answer 500 provider_not_configured (an endpoint among several is avoided instead)`;
 }

@@ -12,12 +12,12 @@ import { createAnthropicStreamTranslator } from './stream.js';
  * Usage always comes with Anthropic's answers, so `requestStreamUsage` changes nothing here.
  */
 export const anthropicDialect: Dialect = {
-  buildRequest({ text, body, upstreamModel, maxOutputTokens, reasoning }) {
+  buildRequest({ text, body, upstreamModel, maxOutputTokens, reasoning, allowedFields }) {
     // The routes compiler refuses an anthropic-dialect model without max_output_tokens: null here is a bug.
     if (maxOutputTokens === null) throw new Error(`the anthropic model "${upstreamModel}" has no max_output_tokens`);
     // `levels` is a gemini-dialect mode, refused on other models by the routes compiler.
     if (reasoning === 'levels') throw new Error(`the anthropic model "${upstreamModel}" has reasoning levels`);
-    return { path: 'messages', body: buildAnthropicRequest(text, body, { upstreamModel, maxOutputTokens, reasoning }) };
+    return { path: 'messages', body: buildAnthropicRequest(text, body, { upstreamModel, maxOutputTokens, reasoning, allowedFields }) };
   },
   readResponse: readAnthropicResponse,
   readError: readAnthropicError,

@@ -1,4 +1,4 @@
 import type { DialectDefaults } from '../dialect.js';
 
 /** OpenAI-compatible providers take the key as a bearer token and need no header of their own. */
-export const openaiDefaults: DialectDefaults = { auth: 'bearer', headers: {} };
+export const openaiDefaults: DialectDefaults = { auth: 'bearer', headers: {}, gatedFields: [] };

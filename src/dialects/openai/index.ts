@@ -3,6 +3,7 @@ import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from
 import type { Dialect, OutgoingCall } from '../dialect.js';
 import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
+import { refuseOverOutputLimit } from '../output-limit.js';
 import { createOpenAIStreamTranslator } from './stream.js';
 
 /**
@@ -19,6 +20,7 @@ function askForUsage(current: string | undefined): string {
 /** OpenAI-compatible providers: chat completions on both sides, so the body and every chunk go through nearly as sent. */
 export const openaiDialect: Dialect = {
   buildRequest(call) {
+    refuseOverOutputLimit(call);
     return { path: 'chat/completions', body: openaiRequestBody(call) };
   },
 

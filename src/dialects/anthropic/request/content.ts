@@ -2,6 +2,8 @@ import { cacheControlOf, invalid, jsonObject, shown, unsupported, type JsonNode 
 
 /** Anthropic fetches URL images itself; the gateway never downloads one, and sends only https ones on. */
 const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+/** OpenAI's image_url.detail values: a hint, dropped for Anthropic. */
+const IMAGE_DETAILS = new Set<unknown>(['auto', 'low', 'high']);
 
 /**
  * A message's `content` as Anthropic content: a string stays the caller's string (bytes as sent) unless
@@ -43,10 +45,10 @@ function imageBlock(part: JsonNode): string {
   const param = image?.isString ? `${part.path}.image_url` : `${part.path}.image_url.url`;
   const url = urlNode?.value;
   if (typeof url !== 'string') throw invalid(param, `Invalid '${param}': expected a string URL.`);
-  // Anthropic has no resolution control: only the default may pass, anything else would change the answer.
+  // A resolution hint Anthropic has no counterpart for: dropped (README), so a vision client that always sends it works.
   const detail = image?.isString ? undefined : image?.given('detail');
-  if (detail !== undefined && detail.value !== 'auto') {
-    throw unsupported(`${part.path}.image_url.detail`, `'${part.path}.image_url.detail' ${shown(detail.value)} has no Anthropic form: leave it out or send "auto".`);
+  if (detail !== undefined && !IMAGE_DETAILS.has(detail.value)) {
+    throw invalid(`${part.path}.image_url.detail`, `Invalid '${part.path}.image_url.detail' ${shown(detail.value)}: expected "auto", "low" or "high".`);
   }
   let source: string;
   const data = DATA_URL.exec(url);

@@ -3,6 +3,7 @@ import { editTopLevel, scanTopLevel } from '../../../wire/json-top-level.js';
 import { invalid, jsonObject, rootNode, type JsonNode } from './json-node.js';
 import { conversationOf } from './messages.js';
 import { reasoningFields, type ReasoningKind } from './reasoning.js';
+import { refuseGatedFields } from './gated-fields.js';
 import { refuseUnanswerable, responseFormatOf } from './refusals.js';
 import { toolChoiceOf, toolsOf } from './tools.js';
 
@@ -12,6 +13,8 @@ export interface AnthropicModel {
   /** routes.yaml max_output_tokens: the max_tokens sent when the caller gives none. */
   readonly maxOutputTokens: number;
   readonly reasoning: ReasoningKind;
+  /** routes.yaml allow_fields: the gated native fields this model lets a caller send. Absent: none. */
+  readonly allowedFields?: readonly string[];
 }
 
 /** OpenAI fields this translator reads; every other top-level field goes to Anthropic with its bytes as sent. */
@@ -58,6 +61,7 @@ interface Produced {
 export function buildAnthropicRequest(text: string, body: ChatCompletionRequest, model: AnthropicModel): string {
   const root = rootNode(text, body);
   refuseUnanswerable(root);
+  refuseGatedFields(root, model);
   const maxTokens = maxTokensOf(root, model);
   const produced = new Map<string, Produced>();
   const put = (key: string, field: Produced | undefined) => {
@@ -130,6 +134,9 @@ function maxTokensOf(root: JsonNode, model: AnthropicModel): number {
   if (!node) return model.maxOutputTokens;
   if (typeof node.value !== 'number' || !Number.isSafeInteger(node.value) || node.value < 1) {
     throw invalid(node.path, `Invalid '${node.path}': expected a positive integer.`);
+  }
+  if (node.value > model.maxOutputTokens) {
+    throw invalid(node.path, `'${node.path}' ${node.value} is more than this model can write (${model.maxOutputTokens}, its max_output_tokens): send at most that, or leave it out.`);
   }
   return node.value;
 }
