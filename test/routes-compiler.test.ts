@@ -28,14 +28,16 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [] });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], price: null });
   t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
     provider: 'openrouter',
     upstreamModel: 'anthropic/claude-sonnet-4.5',
     maxOutputTokens: null,
     reasoning: 'none',
     fallback: [],
+    price: null,
   });
+  t.strictSame(tables.callers, {}, 'no callers section: an empty table');
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
     t.ok(model && tables.providers[model.provider], `${routingString} goes to a declared provider`);
@@ -48,9 +50,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [] },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [] },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [] },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], price: null },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [], price: null },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [], price: null },
     });
   });
 
