@@ -6,6 +6,9 @@ import { describeValidationError } from '../caller/describe-validation-error.js'
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { Lifecycle } from '../caller/lifecycle.js';
+import { callerOf } from '../caller/caller-auth.js';
+import type { CallerPolicy } from '../policy/caller-policy.js';
+import type { Admission } from '../policy/limit-store.js';
 import { readJsonBody, type BodyLimits } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
@@ -19,11 +22,13 @@ export interface ChatCompletionsOptions {
   readonly body: BodyLimits;
   readonly maxUpstreamBodyBytes: number;
   readonly lifecycle: Lifecycle;
+  /** Named callers' models, limits and budgets; absent without a callers section. */
+  readonly policy?: CallerPolicy;
 }
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
 export function chatCompletionsHandler(options: ChatCompletionsOptions) {
-  const { lifecycle } = options;
+  const { lifecycle, policy } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
@@ -35,6 +40,9 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     record.model = value.model;
     record.stream = value.stream === true;
     const route = resolveRoute(options.plan.roster, value.model);
+    // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
+    const caller = policy ? callerOf(res) : undefined;
+    if (caller) policy!.allow(caller, value.model);
     if (lifecycle.forced) throw shuttingDown(route.provider);
     // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
     // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
@@ -65,13 +73,18 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         if (stoppedWith) started.abort(stoppedWith);
       },
     };
+    let admission: Admission | undefined;
     try {
+      // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.
+      if (caller) admission = await policy!.admit(caller, res);
+      if (stoppedWith) throw stoppedWith;
       await serveWithFailover(options.plan, request, value.model, route);
     } catch (error) {
       if (stoppedWith) throw stoppedWith;
       if (lifecycle.forced) throw shuttingDown(record.provider);
       throw error;
     } finally {
+      if (admission) policy!.settle(admission, record);
       res.off('close', onCallerGone);
       stopOnShutdown();
     }

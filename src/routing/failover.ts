@@ -75,6 +75,7 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   }
   const { res, record } = request;
   record.provider = provider.id;
+  record.price = route.price;
   res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
   const startedAt = performance.now();
   try {
