@@ -41,7 +41,16 @@ export interface LimitStore {
 /** A request may stay counted in flight this long at most: a process that died cannot hold a slot for ever. */
 export const MAX_IN_FLIGHT_MS = 30 * 60_000;
 
+let cachedDay = Number.NaN;
+let cachedPeriods: Periods = { month: '', day: '' };
+
+/** Per UTC day the same object: formatting a date on every request would cost more than the buckets' arithmetic. */
 export function periodsAt(epochMs: number): Periods {
-  const iso = new Date(epochMs).toISOString();
-  return { month: iso.slice(0, 7), day: iso.slice(0, 10) };
+  const day = Math.floor(epochMs / 86_400_000);
+  if (day !== cachedDay) {
+    const iso = new Date(epochMs).toISOString();
+    cachedPeriods = { month: iso.slice(0, 7), day: iso.slice(0, 10) };
+    cachedDay = day;
+  }
+  return cachedPeriods;
 }
