@@ -3,10 +3,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { compileRoutes } from '../scripts/routes/compile-routes.js';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
 import { logLinesOf } from './helpers/server-process.js';
 
-const HARNESS = fileURLToPath(new URL('./helpers/cluster-gateway.ts', import.meta.url));
+const HARNESS = fileURLToPath(new URL('./helpers/cluster-gateway.mjs', import.meta.url));
+// Two workers starting on a loaded 2-core machine can take a while.
+t.setTimeout(180_000);
 
 t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the two workers', async (t) => {
   const mock = await startUsageMock();
@@ -14,8 +17,10 @@ t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the 
   const routes = callersRoutes(`  search-team:
     keys: [${digestLine(SEARCH_KEY)}]
     limits: { requests_per_minute: 10, concurrent_requests: 50 }`);
-  const child = spawn(process.execPath, ['--import', 'tsx', HARNESS], {
-    env: { PATH: process.env['PATH'] ?? '', ROUTES_YAML: routes, MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k' },
+  const compiled = compileRoutes(routes);
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
+  const child = spawn(process.execPath, [HARNESS], {
+    env: { PATH: process.env['PATH'] ?? '', ROUTE_TABLES: JSON.stringify(compiled.tables), MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -28,7 +33,7 @@ t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the 
     await exited;
   });
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no cluster within 30 s: ${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`no cluster within 120 s: ${output}`)), 120_000);
     child.stdout.on('data', () => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match && output.split('"worker listening"').length > 2) {
@@ -49,14 +54,16 @@ t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the 
       return response.status;
     });
   const started = Date.now();
-  const statuses: number[] = [];
-  for (let i = 0; i < 11; i++) statuses.push(await ask());
+  const statuses = await Promise.all(Array.from({ length: 11 }, ask));
   const elapsed = Date.now() - started;
-  // 10 per minute refills one every 6 s.
-  t.equal(statuses.filter((status) => status === 200).length, 10 + Math.min(Math.floor(elapsed / 6000), 1), `answered in ${elapsed} ms: ${statuses.join(' ')}`);
-  if (elapsed < 6000) t.equal(statuses[10], 429, 'the 11th is refused');
+  const answered = statuses.filter((status) => status === 200).length;
+  // 10 per minute refills one every 6 s: sent within that, exactly 10 are answered. On a machine so loaded that the
+  // eleven took longer, a refill may have admitted one more, never two.
+  if (elapsed < 6000) t.equal(answered, 10, `exactly 10 of 11 answered, in ${elapsed} ms: ${statuses.join(' ')}`);
+  else t.ok(answered >= 10 && answered <= 10 + Math.floor(elapsed / 6000), `${answered} answered in ${elapsed} ms`);
+  t.ok(answered === 11 || statuses.includes(429), 'the one over the limit is refused');
   await new Promise((resolve) => setTimeout(resolve, 200));
   const pids = new Set(logLinesOf(output).filter((line) => line['msg'] === 'request' && line['status'] === 200).map((line) => line['pid']));
   t.equal(pids.size, 2, 'both workers answered');
-  t.equal(mock.answered(), statuses.filter((status) => status === 200).length);
+  t.equal(mock.answered(), answered);
 });

@@ -42,7 +42,10 @@ t.test('two instances sharing Redis: exactly requests_per_minute answers across 
   const elapsed = Date.now() - started;
   // 10 per minute refills one every 6 s: within that, exactly 10 of the 11 are answered, whichever instance took them.
   const refills = Math.floor(elapsed / 6000);
-  t.equal(answers.filter((answer) => answer.status === 200).length, 10 + Math.min(refills, 1), `answered in ${elapsed} ms`);
+  const answered = answers.filter((answer) => answer.status === 200).length;
+  // A machine so loaded that the eleven took over 6 s may have had one refill admit one more.
+  if (refills === 0) t.equal(answered, 10, `exactly 10 of 11 answered across both instances, in ${elapsed} ms`);
+  else t.ok(answered >= 10 && answered <= 10 + refills, `${answered} answered in ${elapsed} ms`);
   const limited = answers.filter((answer) => answer.status === 429);
   if (refills === 0) {
     t.equal(limited.length, 1);

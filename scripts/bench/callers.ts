@@ -9,6 +9,7 @@
 //
 //   npm run bench:callers                 about 2 minutes; writes its block of BENCHMARKS.md
 //   npm run bench:callers -- --no-write   prints only
+//   npm run bench:callers -- --admissions N   N in-memory admissions only (for callgrind)
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -99,6 +100,14 @@ async function load(origin: string, headers: Record<string, string>, seconds: nu
     );
   });
   return { requests: result.requests.total, non2xx: result.non2xx + result.errors };
+}
+
+// `--admissions N`: only N in-memory admissions, then exit; run under callgrind at N and 2N, the difference / N is the
+// instructions of one admit + settle, whatever else the machine runs (BENCHMARKS.md gives the commands).
+const admissionsOnly = process.argv.indexOf('--admissions');
+if (admissionsOnly !== -1) {
+  await admissionCost(null, Number(process.argv[admissionsOnly + 1]));
+  process.exit(0);
 }
 
 const redisUrl = await startRedis();
