@@ -337,11 +337,11 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
   t.match(tables.providers['azure'], { dialect: 'openai' });
   t.equal(tables.providers['local']?.auth, null, 'no key, no auth');
   t.strictSame(tables.models, {
-    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [] },
-    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [] },
-    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [] },
-    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [] },
-    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [] },
+    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [], price: null },
+    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [], price: null },
+    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [], price: null },
+    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [], price: null },
+    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [], price: null },
   });
 });
 
