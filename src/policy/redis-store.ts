@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { periodsAt, MAX_IN_FLIGHT_MS, type Admission, type Decision, type LimitSpec, type LimitStore, type Periods, type Refusal, type Settlement } from './limit-store.js';
 import { ADMIT_SCRIPT, DAY_SPEND_TTL_S, MONTH_SPEND_TTL_S, SETTLE_SCRIPT, callerKeys } from './redis-scripts.js';
@@ -18,26 +18,39 @@ type ScriptedRedis = Redis & {
  * with backoff. One log line per change of state; `up` feeds gateway_limit_store_up.
  */
 export class RedisLimitStore implements LimitStore {
-  private readonly redis: ScriptedRedis;
+  /** Set once ioredis is loaded: imported only when REDIS_URL is set, so a gateway without it never loads the client. */
+  private redis: ScriptedRedis | undefined;
+  private closed = false;
   /** Members of the in-flight sets: unique per process and request. */
   private readonly instance = randomBytes(8).toString('hex');
   private nextSlot = 0;
   private state: 'starting' | 'up' | 'down' = 'starting';
 
   constructor(url: string, private readonly fallback: LimitStore, private readonly logger: Logger) {
-    this.redis = new Redis(url, {
+    // Until the client is loaded and connected, requests are counted in `fallback`.
+    void import('ioredis').then(({ Redis }) => {
+      if (!this.closed) this.connect(new Redis(url, this.options()) as ScriptedRedis);
+    });
+  }
+
+  private options() {
+    return {
       // A command while disconnected fails at once (and the request is counted here) rather than waiting in a queue.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: 2000,
-      retryStrategy: (times) => Math.min(times * 100, 2000),
-    }) as ScriptedRedis;
-    this.redis.defineCommand('gatewayAdmit', { numberOfKeys: 5, lua: ADMIT_SCRIPT });
-    this.redis.defineCommand('gatewaySettle', { numberOfKeys: 4, lua: SETTLE_SCRIPT });
-    this.redis.on('ready', () => this.mark('up'));
-    this.redis.on('error', (error: Error) => this.mark('down', error));
-    this.redis.on('close', () => this.mark('down'));
+      retryStrategy: (times: number) => Math.min(times * 100, 2000),
+    };
+  }
+
+  private connect(redis: ScriptedRedis): void {
+    this.redis = redis;
+    redis.defineCommand('gatewayAdmit', { numberOfKeys: 5, lua: ADMIT_SCRIPT });
+    redis.defineCommand('gatewaySettle', { numberOfKeys: 4, lua: SETTLE_SCRIPT });
+    redis.on('ready', () => this.mark('up'));
+    redis.on('error', (error: Error) => this.mark('down', error));
+    redis.on('close', () => this.mark('down'));
   }
 
   /** 1 while Redis answers, 0 while the counts are kept in the process instead. */
@@ -46,13 +59,14 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async admit(spec: LimitSpec, periods: Periods): Promise<Admission> {
-    if (this.state !== 'up') return this.fallback.admit(spec, periods);
+    const redis = this.redis;
+    if (this.state !== 'up' || !redis) return this.fallback.admit(spec, periods);
     const { limits, budget } = spec;
     const keys = callerKeys(spec.name, periods.month, periods.day);
     const slot = limits.concurrentRequests === null ? '' : `${this.instance}:${this.nextSlot++}`;
     let reply: [string, string, string, string];
     try {
-      reply = await this.redis.gatewayAdmit(
+      reply = await redis.gatewayAdmit(
         keys.requests, keys.tokens, keys.inFlight, keys.month, keys.day,
         limits.requestsPerMinute ?? 0, limits.tokensPerMinute ?? 0, limits.concurrentRequests ?? 0,
         budget?.usdPerMonth ?? 0, budget?.usdPerDay ?? 0, slot, MAX_IN_FLIGHT_MS,
@@ -84,7 +98,7 @@ export class RedisLimitStore implements LimitStore {
     const periods = periodsAt(Date.now());
     const keys = callerKeys(spec.name, periods.month, periods.day);
     // Lost if Redis is gone right now: a slot then frees after MAX_IN_FLIGHT_MS; the log line still has the cost.
-    this.redis.gatewaySettle(keys.tokens, keys.inFlight, keys.month, keys.day, tpm, settlement.tokens, slot, usd.toFixed(10), MONTH_SPEND_TTL_S, DAY_SPEND_TTL_S)
+    this.redis?.gatewaySettle(keys.tokens, keys.inFlight, keys.month, keys.day, tpm, settlement.tokens, slot, usd.toFixed(10), MONTH_SPEND_TTL_S, DAY_SPEND_TTL_S)
       .catch((error: unknown) => this.mark('down', error as Error));
   }
 
@@ -97,7 +111,9 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.state = 'down';
+    if (!this.redis) return;
     this.redis.removeAllListeners('close');
     this.redis.on('error', () => {});
     this.redis.disconnect();
