@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ModelTable, RouteTables } from './generated/types/route-tables.js';
-import { callerAuth } from './caller/caller-auth.js';
+import { callerAuth, namedCallerAuth } from './caller/caller-auth.js';
 import { BodyBudget, BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
 import { chatCompletionsHandler } from './endpoints/chat-completions.js';
 import { responsesHandler, responsesNotStored } from './endpoints/responses/index.js';
@@ -20,6 +20,7 @@ import { requestIdFor } from './caller/request-id.js';
 import { prepareProviders } from './routing/runtime-providers.js';
 import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
+import { createCallerPolicy } from './policy/caller-policy.js';
 import { CONFIG_DEFAULTS, defaultBodyBytesInFlight } from './server-config.js';
 
 export interface AppOptions {
@@ -45,6 +46,8 @@ export interface AppOptions {
   readonly processMetrics?: boolean;
   /** Set in a node:cluster worker: /metrics then answers the figures of every worker, aggregated by the primary. */
   readonly clusterWorker?: boolean;
+  /** REDIS_URL: callers' limits and spend counted there, across instances; absent: in the process (or the cluster primary). */
+  readonly redisUrl?: string | null;
 }
 
 export interface Gateway {
@@ -53,7 +56,7 @@ export interface Gateway {
   readonly checkContinue: RequestListener;
   /** Health turns 503, in-flight requests get `graceMs` to finish, the rest answer shutting_down. */
   drain(graceMs: number): Promise<{ forcedStops: number }>;
-  /** Releases the keep-alive sockets to providers. */
+  /** Releases the keep-alive sockets to providers, and the limit store's connection. */
   close(): void;
   /** What the gateway still tracks: responses not closed, and requests still holding a forced-stop hook. Both 0 when idle. */
   tracked(): { inFlight: number; stopHooks: number };
@@ -66,12 +69,17 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   for (const warning of providers.warnings) logger.warn(warning);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
   const lifecycle = new Lifecycle();
+  const policy = createCallerPolicy(tables, { env: options.env, redisUrl: options.redisUrl ?? null, clusterWorker: options.clusterWorker ?? false, logger });
+  if (policy.named && options.callerKeys.length > 0) {
+    throw new Error('routes.yaml declares callers and GATEWAY_API_KEYS (or GATEWAY_API_KEYS_FILE) is set: use one or the other');
+  }
   const metrics = createMetrics({
     inFlight: () => lifecycle.inFlight,
     providers: [...providers.byId.values()],
     logLinesDropped: options.logLinesDropped,
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
+    ...(policy.storeUp ? { limitStoreUp: policy.storeUp } : {}),
   });
 
   const app = express();
@@ -87,13 +95,16 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.all('/metrics', methodNotAllowed('GET, HEAD'));
   app.use(trackInFlight(lifecycle));
   app.use('/v1/messages', anthropicErrorShape);
-  if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
+  if (policy.named) app.use(namedCallerAuth((key) => policy.identify(key)));
+  else if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
+  else app.use(anonymousCaller);
   const endpoint = {
     plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
     errors: tables.errors,
     body: bodyLimits(options),
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
     lifecycle,
+    ...(policy.named ? { policy } : {}),
   };
   app.post('/v1/chat/completions', chatCompletionsHandler(endpoint));
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
@@ -121,7 +132,10 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     app,
     checkContinue: deferContinue(app),
     drain: (graceMs) => lifecycle.drain(graceMs),
-    close: () => providers.close(),
+    close: () => {
+      providers.close();
+      void policy.close();
+    },
     tracked: () => ({ inFlight: lifecycle.inFlight, stopHooks: lifecycle.stopHooks }),
   };
 }
@@ -132,6 +146,12 @@ function bodyLimits(options: AppOptions) {
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
   return { maxBytes: options.maxBodyBytes, json: { maxDepth, maxValues }, budget: new BodyBudget(inFlight) };
 }
+
+/** Without keys every request is the anonymous caller's (log line and metrics). */
+const anonymousCaller: RequestHandler = (_req, res, next) => {
+  recordOf(res).caller = 'anonymous';
+  next();
+};
 
 /** Counts requests for the drain; while draining, each response closes its connection so callers reconnect elsewhere. */
 function trackInFlight(lifecycle: Lifecycle): RequestHandler {

@@ -1,6 +1,7 @@
 import cluster, { type Address, type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { serveClusterMetrics } from './observe/metrics.js';
+import { serveClusterLimits } from './policy/cluster-store.js';
 
 export interface ClusterPrimaryOptions {
   readonly workers: number;
@@ -33,6 +34,8 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
   let stopping = false;
 
   serveClusterMetrics();
+  // Callers' limits and budgets: the primary holds the counts of every worker (without REDIS_URL, or while Redis is down).
+  serveClusterLimits();
 
   const fork = () => {
     const worker = cluster.fork();

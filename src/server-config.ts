@@ -27,6 +27,8 @@ export interface ServerConfig {
   /** Origins browsers may call from; empty means no CORS. */
   readonly corsOrigins: CorsOrigins;
   readonly workers: number;
+  /** REDIS_URL: where callers' limits and spend are counted across instances; null: in the process. */
+  readonly redisUrl: string | null;
   readonly logLevel: string;
   /** json, pretty, or auto: pretty when stdout is a terminal (server.ts decides). */
   readonly logFormat: 'auto' | LogFormat;
@@ -65,13 +67,22 @@ export function defaultBodyBytesInFlight(oneLargestRequest: number): number {
   return Math.max(32 * 1024 * 1024, oneLargestRequest);
 }
 
-export function readServerConfig(env: Env): ServerConfig {
+/** What the compiled routes say that the environment must agree with. */
+export interface RoutesFacts {
+  /** routes.yaml declares callers (then their keys, not GATEWAY_API_KEYS, decide who may call). */
+  readonly callersDeclared: boolean;
+}
+
+export function readServerConfig(env: Env, routes: RoutesFacts = { callersDeclared: false }): ServerConfig {
   const host = env['HOST'] || CONFIG_DEFAULTS.host;
   const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', CONFIG_DEFAULTS.headersTimeoutMs, 1);
   const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', CONFIG_DEFAULTS.requestTimeoutMs, 1);
   if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS');
   const callerKeys = readCallerKeys(env);
-  if (callerKeys.length === 0 && !isLoopback(host) && env['GATEWAY_ALLOW_ANONYMOUS'] !== 'true') {
+  if (routes.callersDeclared && (env['GATEWAY_API_KEYS'] || env['GATEWAY_API_KEYS_FILE'])) {
+    throw new ConfigError(`routes.yaml declares callers and ${env['GATEWAY_API_KEYS'] ? 'GATEWAY_API_KEYS' : 'GATEWAY_API_KEYS_FILE'} is set: callers' keys replace GATEWAY_API_KEYS/GATEWAY_API_KEYS_FILE; unset it`);
+  }
+  if (callerKeys.length === 0 && !routes.callersDeclared && !isLoopback(host) && env['GATEWAY_ALLOW_ANONYMOUS'] !== 'true') {
     throw new ConfigError(
       `refusing to serve anonymously on ${host}: set GATEWAY_API_KEYS or GATEWAY_API_KEYS_FILE, bind HOST to loopback, or set GATEWAY_ALLOW_ANONYMOUS=true`,
     );
@@ -103,6 +114,7 @@ export function readServerConfig(env: Env): ServerConfig {
     callerKeys,
     corsOrigins: readCorsOrigins(env),
     workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),
+    redisUrl: readRedisUrl(env),
     logLevel,
     logFormat: readLogFormat(env),
   };
@@ -137,6 +149,14 @@ function readCallerKeys(env: Env): string[] {
   // A key with white space or control characters could never arrive intact in a Bearer header.
   if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
   return keys;
+}
+
+function readRedisUrl(env: Env): string | null {
+  const url = env['REDIS_URL'];
+  if (!url) return null;
+  // Never echo the value: it may hold a password.
+  if (!/^rediss?:\/\/\S+$/.test(url)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  return url;
 }
 
 function readLogFormat(env: Env): 'auto' | LogFormat {

@@ -13,7 +13,7 @@ import { ConfigError, readServerConfig, type ServerConfig } from './server-confi
 
 let config: ServerConfig;
 try {
-  config = readServerConfig(process.env);
+  config = readServerConfig(process.env, { callersDeclared: Object.keys(routeTables.callers).length > 0 });
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   process.stderr.write(`chat-routing-gateway: ${error.message}\n`);
@@ -45,7 +45,7 @@ function announce(address: string, port: number, ipv6: boolean): void {
   const workers = config.workers > 1 ? `, ${config.workers} workers` : '';
   // Plain text on stdout first, for a person at a terminal and for scripts that wait for it.
   process.stdout.write(`chat-routing-gateway ${GATEWAY_VERSION} listening on http://${where} (routes sha256 ${routeTables.sourceSha256.slice(0, 12)}${workers})\n`);
-  logger.info({ address: where, version: GATEWAY_VERSION, routes_sha256: routeTables.sourceSha256, anonymous: config.callerKeys.length === 0, workers: config.workers }, 'listening');
+  logger.info({ address: where, version: GATEWAY_VERSION, routes_sha256: routeTables.sourceSha256, anonymous: config.callerKeys.length === 0 && Object.keys(routeTables.callers).length === 0, workers: config.workers }, 'listening');
 }
 
 /** One gateway listening: the whole service with WORKERS=1, one cluster worker otherwise. */
@@ -61,6 +61,7 @@ function serve(): void {
       maxJsonValues: config.maxJsonValues,
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
       callerKeys: config.callerKeys,
+      redisUrl: config.redisUrl,
       corsOrigins: config.corsOrigins,
       logger,
       logLinesDropped: logOutput ? () => logOutput.dropped() : undefined,

@@ -83,7 +83,7 @@ t.test('two workers share the port; /metrics shows the figures of both, summed',
     const { status, samples } = await scrape(server);
     t.equal(status, 200);
     t.equal(sumOf(samples, 'gateway_requests_total'), 20, `scrape ${i + 1}: the sum over both workers`);
-    t.equal(valueOf(samples, 'gateway_requests_total', { model: 'local/llama3.2', provider: 'local', status: '200', gateway_code: '' }), 20);
+    t.equal(valueOf(samples, 'gateway_requests_total', { model: 'local/llama3.2', provider: 'local', status: '200', gateway_code: '', caller: 'anonymous' }), 20);
     t.equal(valueOf(samples, 'gateway_tokens_total', { model: 'local/llama3.2', kind: 'prompt' }), 20 * 12);
     t.equal(valueOf(samples, 'gateway_requests_in_flight'), 0);
     t.ok(valueOf(samples, 'process_resident_memory_bytes') ?? valueOf(samples, 'nodejs_heap_size_used_bytes'), 'process metrics of the workers');

@@ -94,7 +94,11 @@ t.test('answers to an allowed origin carry CORS headers, errors included, and ex
   t.equal(answers.notFound.status, 404);
   for (const [name, response] of Object.entries(answers)) {
     t.equal(response.headers.get('access-control-allow-origin'), app, name);
-    t.strictSame(response.headers.get('access-control-expose-headers')!.split(', ').sort(), ['deprecation', 'retry-after', 'retry-after-ms', 'sunset', 'x-gateway-replacement', 'x-gateway-served-by', 'x-request-id', 'x-should-retry'], name);
+    t.strictSame(response.headers.get('access-control-expose-headers')!.split(', ').sort(), [
+      'deprecation', 'retry-after', 'retry-after-ms', 'sunset', 'x-gateway-replacement', 'x-gateway-served-by',
+      'x-ratelimit-limit-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-requests', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens',
+      'x-request-id', 'x-should-retry',
+    ], name);
     t.match(response.headers.get('vary'), /Origin/, name);
   }
   t.match(await envelopeOf(answers.unauthorized), { gateway_code: 'unauthorized' });

@@ -12,11 +12,12 @@ const LAYERS: Readonly<Record<string, number>> = {
   '.': 0, // server, app, their configuration and the cluster primary
   endpoints: 1, // one handler per inbound wire format
   caller: 2, // the caller's side of a request: body, limits, auth, CORS, errors to the caller
-  routing: 3, // route, attempts, endpoint choice, breaker, upstream call, stream relay
-  dialects: 4, // provider wire formats
-  observe: 5, // log line, token counts, redaction, metrics, log format
-  wire: 6, // codecs both routing and dialects use: JSON scanning and bounds, SSE, the error envelope
-  generated: 7, // tables and types compiled from routes.yaml and schemas/
+  policy: 3, // named callers: key lookup, allowed models, rate limits, concurrency, spend, and their stores (memory, cluster, Redis)
+  routing: 4, // route, attempts, endpoint choice, breaker, upstream call, stream relay
+  dialects: 5, // provider wire formats
+  observe: 6, // log line, token counts, cost, redaction, metrics, log format
+  wire: 7, // codecs both routing and dialects use: JSON scanning and bounds, SSE, the error envelope
+  generated: 8, // tables and types compiled from routes.yaml and schemas/
 };
 const MAX_FILES_PER_FOLDER = 15;
 

@@ -33,7 +33,7 @@ t.test('the server process writes pretty lines with LOG_FORMAT=pretty, and JSON 
   const output = await waitForOutput(pretty, (text) => (/ INFO {2}request .*status=404/.test(text) ? text : undefined));
   t.match(output, /^\d\d:\d\d:\d\d\.\d{3} WARN {2}not configured, no key set: anthropic \(ANTHROPIC_API_KEY\), deepseek \(DEEPSEEK_API_KEY\), .*, xai \(XAI_API_KEY\); their models answer 500 provider_not_configured/m);
   t.match(output, /^chat-routing-gateway \S+ listening on http:\/\/127\.0\.0\.1:\d+ \(routes sha256 [0-9a-f]{12}\)$/m);
-  t.match(output, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request request_id=req_[0-9a-f]{32} method=GET path=\/v1\/models stream=false status=404 gateway_code=not_found completed=true duration_ms=/m);
+  t.match(output, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request request_id=req_[0-9a-f]{32} caller=anonymous method=GET path=\/v1\/models stream=false status=404 gateway_code=not_found completed=true duration_ms=/m);
   t.notMatch(output, /^\{/m, 'no JSON line');
 
   const json = await startServerProcess({});

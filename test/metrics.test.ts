@@ -78,12 +78,12 @@ t.test('GET /metrics counts requests by roster model, provider, status and gatew
 
   const { text, samples } = await scrapeOnceCounted(gateway, 7);
   const requests = (labels: Record<string, string>) => valueOf(samples, 'gateway_requests_total', labels);
-  t.equal(requests({ model: 'mock/gpt-4o', provider: 'mock', status: '200', gateway_code: '' }), 2, 'the answer and the stream');
-  t.equal(requests({ model: 'mock/gpt-4o', provider: 'mock', status: '200', gateway_code: 'upstream_stream_interrupted' }), 1, "a stream's final error event");
-  t.equal(requests({ model: '', provider: '', status: '400', gateway_code: 'unknown_model' }), 1, 'a roster miss has no model label');
-  t.equal(requests({ model: 'mock/gpt-4.1-mini', provider: 'mock', status: '429', gateway_code: 'provider_rate_limited' }), 1);
-  t.equal(requests({ model: '', provider: '', status: '401', gateway_code: 'unauthorized' }), 1);
-  t.equal(requests({ model: 'mock/anthropic/claude-sonnet-4.5', provider: 'mock', status: '200', gateway_code: '' }), 1);
+  t.equal(requests({ model: 'mock/gpt-4o', provider: 'mock', status: '200', gateway_code: '', caller: 'key' }), 2, 'the answer and the stream');
+  t.equal(requests({ model: 'mock/gpt-4o', provider: 'mock', status: '200', gateway_code: 'upstream_stream_interrupted', caller: 'key' }), 1, "a stream's final error event");
+  t.equal(requests({ model: '', provider: '', status: '400', gateway_code: 'unknown_model', caller: 'key' }), 1, 'a roster miss has no model label');
+  t.equal(requests({ model: 'mock/gpt-4.1-mini', provider: 'mock', status: '429', gateway_code: 'provider_rate_limited', caller: 'key' }), 1);
+  t.equal(requests({ model: '', provider: '', status: '401', gateway_code: 'unauthorized', caller: '' }), 1);
+  t.equal(requests({ model: 'mock/anthropic/claude-sonnet-4.5', provider: 'mock', status: '200', gateway_code: '', caller: 'key' }), 1);
   t.equal(sumOf(samples, 'gateway_requests_total'), 7, 'scrapes are not counted as requests');
   t.notMatch(text, /evil-label-xyz/, "a model string off the roster never becomes a label");
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import type { RouteTables } from '../src/generated/types/route-tables.js';
 import { reviewChange } from '../scripts/review/classify.js';
-import type { CallerTable } from '../scripts/review/classify-callers.js';
+import type { CallerTable } from '../src/generated/types/route-tables.js';
 import { reviewJson } from '../scripts/review/json-output.js';
 import { compileSide, readSide } from '../scripts/review/load-sides.js';
 

@@ -28,7 +28,7 @@ t.test('the shipped routes.yaml compiles', async (t) => {
   const text = readFileSync(new URL('../routes.yaml', import.meta.url), 'utf8');
   const tables = tablesOf(t, text);
   t.equal(tables.sourceSha256, createHash('sha256').update(text).digest('hex'));
-  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] });
+  t.strictSame(tables.models['openai/gpt-4o'], { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null });
   t.strictSame(tables.models['openrouter/anthropic/claude-sonnet-4.5'], {
     provider: 'openrouter',
     upstreamModel: 'anthropic/claude-sonnet-4.5',
@@ -37,7 +37,9 @@ t.test('the shipped routes.yaml compiles', async (t) => {
     fallback: [],
     deprecated: null,
     allowFields: [],
+    price: null,
   });
+  t.strictSame(tables.callers, {}, 'no callers section: an empty table');
   t.ok(tables.errors['default'], 'the global default error rule is there');
   for (const [routingString, model] of Object.entries(tables.models)) {
     t.ok(model && tables.providers[model.provider], `${routingString} goes to a declared provider`);
@@ -50,9 +52,9 @@ t.test('a valid file resolves into engine tables', async (t) => {
 
   t.test('routing strings', async (t) => {
     t.strictSame(tables.models, {
-      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
-      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
-      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+      'openai/gpt-4o': { provider: 'openai', upstreamModel: 'gpt-4o-2024-11-20', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
+      'openai/gpt-4o-mini': { provider: 'openai', upstreamModel: 'gpt-4o-mini', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
+      'openrouter/anthropic/claude-sonnet-4.5': { provider: 'openrouter', upstreamModel: 'anthropic/claude-sonnet-4.5', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
     });
   });
 
@@ -337,11 +339,11 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
   t.match(tables.providers['azure'], { dialect: 'openai' });
   t.equal(tables.providers['local']?.auth, null, 'no key, no auth');
   t.strictSame(tables.models, {
-    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
-    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [], deprecated: null, allowFields: [] },
-    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [], deprecated: null, allowFields: [] },
-    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
-    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [] },
+    'anthropic-pinned/claude-x': { provider: 'anthropic-pinned', upstreamModel: 'claude-x', maxOutputTokens: 8192, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
+    'anthropic/claude-haiku-4-5': { provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64000, reasoning: 'budget', fallback: [], deprecated: null, allowFields: [], price: null },
+    'anthropic/claude-opus-4-7': { provider: 'anthropic', upstreamModel: 'claude-opus-4-7', maxOutputTokens: 128000, reasoning: 'adaptive', fallback: [], deprecated: null, allowFields: [], price: null },
+    'azure/gpt-4o': { provider: 'azure', upstreamModel: 'gpt-4o', maxOutputTokens: 16384, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
+    'local/llama3.2': { provider: 'local', upstreamModel: 'llama3.2', maxOutputTokens: null, reasoning: 'none', fallback: [], deprecated: null, allowFields: [], price: null },
   });
 });
 

@@ -1,33 +1,11 @@
+import type { CallerTable, RouteTables } from '../../src/generated/types/route-tables.js';
 import { sameValue, type Change, type JsonValue, type LineOf } from './change.js';
 
-/**
- * Callers (issue 20) as the compiled tables will hold them. Not on this branch yet: the review reads
- * `callers` only when the compiled tables have it, so this file works unchanged once they do.
- */
-export interface CallerLimits {
-  readonly requestsPerMinute: number | null;
-  readonly tokensPerMinute: number | null;
-  readonly concurrentRequests: number | null;
-}
-export interface CallerBudget {
-  readonly usdPerMonth: number | null;
-  readonly usdPerDay: number | null;
-}
-export interface CallerTable {
-  readonly name: string;
-  readonly keyDigests: readonly string[];
-  readonly keyEnv: string | null;
-  /** Exact routing strings, sorted. */
-  readonly models: readonly string[];
-  readonly limits: CallerLimits;
-  readonly budget: CallerBudget | null;
-}
-export type CallerTables = Readonly<Record<string, CallerTable | undefined>>;
+export type CallerTables = RouteTables['callers'];
 
-/** The compiled `callers`, or null when these tables have none (a build without callers). */
-export function callersOf(tables: object): CallerTables | null {
-  const callers: unknown = (tables as { callers?: unknown }).callers;
-  return callers !== null && typeof callers === 'object' && !Array.isArray(callers) ? (callers as CallerTables) : null;
+/** The compiled callers (an empty map without a callers section). */
+export function callersOf(tables: RouteTables): CallerTables {
+  return tables.callers;
 }
 
 /**

@@ -2,6 +2,7 @@ import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
 import { checkAllowFields } from './check-allow-fields.js';
 import { checkDeprecations } from './cross-check-deprecation.js';
+import { checkCallers } from './callers.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { checkThinking } from './cross-check-thinking.js';
@@ -70,6 +71,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
   }
   checkFallbacks(routes.models, report);
   checkDeprecations(routes.models, report);
+  checkCallers(loaded.data, report);
   checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);
   // Code-point order (not locale order) keeps every roster change a one-line diff anyone can place.
   const lineOf = (key: string) => loaded.locate(['models', key], 'key').line;

@@ -1,6 +1,7 @@
 import type { BreakerEntry, EndpointEntry, ErrorRule, ModelEntry, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
 import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
+import { resolveCallers, resolvePrice } from './callers.js';
 
 /** Used when neither the provider nor `defaults:` sets connect_timeout_ms: a TCP+TLS handshake that takes longer is not coming. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -47,10 +48,11 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       fallback: entry?.fallback ?? [],
       deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
       allowFields: [...new Set([...(routes.providers[routingString.slice(0, slash)]?.allow_fields ?? []), ...(entry?.allow_fields ?? [])])],
+      price: resolvePrice(entry?.price),
     };
   }
   const maxAttempts = defaults.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
-  return { sourceSha256, maxAttempts, providers, models, errors: resolveErrorRules(routes.errors) };
+  return { sourceSha256, maxAttempts, providers, models, errors: resolveErrorRules(routes.errors), callers: resolveCallers(routes) };
 }
 
 /** Each key: the provider's, else defaults.breaker's, else the built-in default. */

@@ -4,7 +4,14 @@ import type { RequestHandler } from 'express';
 export type CorsOrigins = '*' | readonly string[];
 
 /** What a browser may read from an answer besides the safelisted headers: what an OpenAI SDK reads, and which route served. */
-const EXPOSED_HEADERS = 'x-request-id, x-should-retry, retry-after, retry-after-ms, x-gateway-served-by, deprecation, sunset, x-gateway-replacement';
+const EXPOSED_HEADERS = [
+  'x-request-id', 'x-should-retry', 'retry-after', 'retry-after-ms', 'x-gateway-served-by',
+  // A deprecated model's headers (README: Deprecating a model).
+  'deprecation', 'sunset', 'x-gateway-replacement',
+  // A named caller's limits (README: Callers), so a browser SDK can back off by them too.
+  'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests',
+  'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens',
+].join(', ');
 /** Always allowed on the chat endpoint: the caller key, the JSON body, the caller's own request id. */
 const BASE_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-request-id'];
 /** Chrome caps a cached preflight at 2 hours; longer is wasted. */

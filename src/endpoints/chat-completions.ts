@@ -6,7 +6,10 @@ import { describeValidationError } from '../caller/describe-validation-error.js'
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { GatewayError, gatewayError } from '../wire/gateway-error.js';
 import type { Lifecycle } from '../caller/lifecycle.js';
+import { callerOf } from '../caller/caller-auth.js';
 import { lingerAfterEarlyAnswer } from '../caller/linger.js';
+import type { CallerPolicy } from '../policy/caller-policy.js';
+import type { Admission } from '../policy/limit-store.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
@@ -32,11 +35,13 @@ export interface ChatCompletionsOptions {
   readonly lifecycle: Lifecycle;
   /** Set for the other inbound formats (/v1/responses, /v1/messages): each is a translation, never a second engine. */
   readonly inbound?: InboundFormat;
+  /** Named callers' models, limits and budgets; absent without a callers section. */
+  readonly policy?: CallerPolicy;
 }
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
 export function chatCompletionsHandler(options: ChatCompletionsOptions) {
-  const { lifecycle } = options;
+  const { lifecycle, policy } = options;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
     // A request that arrives during the drain goes elsewhere: the listener stays open only to say so.
@@ -57,6 +62,9 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       record.deprecated = true;
       for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
     }
+    // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
+    const caller = policy ? callerOf(res) : undefined;
+    if (caller) policy!.allow(caller, value.model);
     if (lifecycle.forced) throw shuttingDown(route.provider);
     // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
     // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
@@ -88,13 +96,18 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       },
       ...(answer ? { answer } : {}),
     };
+    let admission: Admission | undefined;
     try {
+      // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.
+      if (caller) admission = await policy!.admit(caller, res);
+      if (stoppedWith) throw stoppedWith;
       await serveWithFailover(options.plan, request, value.model, route);
     } catch (error) {
       if (stoppedWith) throw stoppedWith;
       if (lifecycle.forced) throw shuttingDown(record.provider);
       throw options.inbound?.paramNames ? renamedParam(error, options.inbound.paramNames) : error;
     } finally {
+      if (admission) policy!.settle(admission, record);
       res.off('close', onCallerGone);
       stopOnShutdown();
     }

@@ -28,6 +28,8 @@ export interface MetricsOptions {
   readonly processMetrics: boolean;
   /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
   readonly clusterWorker: boolean;
+  /** With REDIS_URL: 1 while the callers' limit store answers, 0 while counts are kept in the process instead. */
+  readonly limitStoreUp?: () => number;
 }
 
 const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -71,8 +73,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   const requests = new Counter({
     name: 'gateway_requests_total',
-    help: 'Requests answered, by roster model, provider, HTTP status and gateway_code (empty on success; a stream failing after its 200 has the code of its final event).',
-    labelNames: ['model', 'provider', 'status', 'gateway_code'] as const,
+    help: 'Requests answered, by roster model, provider, HTTP status, gateway_code (empty on success; a stream failing after its 200 has the code of its final event) and caller (a routes.yaml caller, key, anonymous, or empty when no key was accepted).',
+    labelNames: ['model', 'provider', 'status', 'gateway_code', 'caller'] as const,
     registers,
   });
   const duration = new Histogram({
@@ -102,6 +104,24 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     labelNames: ['model', 'kind'] as const,
     registers,
   });
+  const cost = new Counter({
+    name: 'gateway_cost_usd_total',
+    help: "USD of the answers, priced from their usage and the serving model's routes.yaml price, by caller and roster model.",
+    labelNames: ['caller', 'model'] as const,
+    registers,
+  });
+  const limitStoreUp = options.limitStoreUp;
+  if (limitStoreUp) {
+    new Gauge({
+      name: 'gateway_limit_store_up',
+      help: "1 while Redis (REDIS_URL) counts the callers' limits and spend, 0 while they are counted in the process instead; the lowest over workers.",
+      registers,
+      aggregator: 'min',
+      collect() {
+        this.set(limitStoreUp());
+      },
+    });
+  }
   new Gauge({
     name: 'gateway_requests_in_flight',
     help: 'Requests being answered (the ones a drain waits for); scrapes are not counted.',
@@ -168,7 +188,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     const provider = record.provider ?? '';
     // record.model is the caller's string until the roster accepted it, which is when provider is set.
     const model = record.provider !== null ? (record.model ?? '') : '';
-    requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '').inc();
+    requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '', record.caller ?? '').inc();
+    if (record.costUsd !== null && record.costUsd > 0) cost.labels(record.caller ?? '', model).inc(record.costUsd);
     if (record.deprecated) deprecatedRequests.labels(model).inc();
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);

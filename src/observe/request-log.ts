@@ -1,6 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import type { PriceTable } from '../generated/types/route-tables.js';
 import type { Usage } from '../generated/types/usage.js';
+import { costUsd } from './cost.js';
 import { GATEWAY_ERRORS } from '../wire/gateway-errors.js';
 import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, looksLikeRoutingString, modelFingerprint } from './log-fields.js';
 import { readTokenCounts } from './token-counts.js';
@@ -19,6 +21,8 @@ export interface AttemptRecord {
 export interface RequestRecord {
   readonly requestId: string;
   readonly startedAt: number;
+  /** The caller's name (routes.yaml callers), `key` for GATEWAY_API_KEYS, `anonymous` without keys; null until known. */
+  caller: string | null;
   /** The caller's model string once it is known to be one; logged as is only when it is on the roster. */
   model: string | null;
   provider: string | null;
@@ -29,6 +33,10 @@ export interface RequestRecord {
   /** From the request's arrival to the first event relayed. */
   firstEventMs: number | null;
   usage: Usage | null;
+  /** The price of the model that served (a fallback's own); the answer's cost is priced from it and usage. */
+  price: PriceTable | null;
+  /** USD of the answer, set when the log line is written; null without a price or usage. */
+  costUsd: number | null;
   /** Every upstream attempt, in order (README: Failover); null until the first. */
   attempts: AttemptRecord[] | null;
   /** The routing string is deprecated in routes.yaml (its answers carry Deprecation and Sunset). */
@@ -57,6 +65,7 @@ export function requestLog(
     const record: RequestRecord = {
       requestId: requestId(req.headers['x-request-id']),
       startedAt: performance.now(),
+      caller: null,
       model: null,
       provider: null,
       stream: false,
@@ -64,6 +73,8 @@ export function requestLog(
       upstreamHeadersMs: null,
       firstEventMs: null,
       usage: null,
+      price: null,
+      costUsd: null,
       attempts: null,
       deprecated: false,
     };
@@ -79,9 +90,11 @@ export function requestLog(
       const durationMs = performance.now() - record.startedAt;
       // Off the roster, a plain routing-like string is logged as is (who still calls a removed model), anything else hashed.
       const onRoster = record.model !== null && (isRoutingString(record.model) || looksLikeRoutingString(record.model));
+      record.costUsd = costUsd(record.usage, record.price);
       logger.info(
         {
           request_id: record.requestId,
+          caller: record.caller,
           method: boundedText(req.method, 16),
           path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
           model: onRoster ? record.model : null,
@@ -100,6 +113,7 @@ export function requestLog(
           completion_tokens: tokens.counts.completion,
           cached_tokens: tokens.counts.cached,
           reasoning_tokens: tokens.counts.reasoning,
+          cost_usd: record.costUsd,
         },
         'request',
       );

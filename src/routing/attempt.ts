@@ -46,6 +46,8 @@ export interface PreparedCall {
   readonly writer: AnswerWriter;
   /** The gateway asks for stream usage the caller did not: the caller must not see it. */
   readonly hideUsage: boolean;
+  /** routes.yaml price of the route's model: what its answer costs (README: Callers). */
+  readonly price: ModelTable['price'];
 }
 
 /** Told how a stream that reached the caller goes (README: Failover): its commit, then its outcome in record.gatewayCode. */
@@ -59,7 +61,7 @@ export function prepareCall(request: AttemptRequest, route: ModelTable, provider
   const { body, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
-  return wayOf(request, route, provider, hideUsage);
+  return { ...wayOf(request, route, provider, hideUsage), price: route.price };
 }
 
 /**
@@ -117,7 +119,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
   }
 }
 
-function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): PreparedCall {
+function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Omit<PreparedCall, 'price'> {
   const { answer, body } = request;
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format) : undefined;

@@ -97,6 +97,7 @@ async function tryOnce(request: AttemptRequest, name: string, provider: RuntimeP
   }
   const { res, record } = request;
   record.provider = provider.id;
+  record.price = prepared.price;
   res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
   const startedAt = performance.now();
   let settled = false;

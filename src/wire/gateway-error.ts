@@ -5,6 +5,8 @@ import { GATEWAY_ERRORS, type GatewayErrorCode } from './gateway-errors.js';
 export interface ErrorDetails {
   /** A finer OpenAI-style code than the table's, e.g. missing_required_parameter. */
   readonly code?: string;
+  /** A finer type than the table's, e.g. tokens for a rate limit on tokens. */
+  readonly type?: string;
   readonly param?: string | null;
   readonly provider?: string | null;
   readonly providerStatus?: number | null;
@@ -38,7 +40,7 @@ export function gatewayError(gatewayCode: GatewayErrorCode, message: string, det
     entry.retry,
     {
       message,
-      type: entry.type,
+      type: details.type ?? entry.type,
       code: details.code ?? entry.code,
       param: details.param ?? null,
       origin: 'gateway',

@@ -16,6 +16,8 @@ export const GATEWAY_ERRORS = {
   // A valid request asking for what the routed provider cannot give (e.g. logprobs from a model without them): refused, never dropped.
   unsupported_parameter: { status: 400, type: 'invalid_request_error', code: 'unsupported_parameter', retry: false },
   unauthorized: { status: 401, type: 'authentication_error', code: 'invalid_api_key', retry: false },
+  // A named caller (routes.yaml callers:) asking for a model on the roster it was not given.
+  model_not_allowed: { status: 403, type: 'permission_error', code: 'model_not_allowed', retry: false },
   not_found: { status: 404, type: 'invalid_request_error', code: 'not_found', retry: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', code: 'method_not_allowed', retry: false },
   // The caller sent too slowly (HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS); a passing stall may not recur.
@@ -23,6 +25,10 @@ export const GATEWAY_ERRORS = {
   request_too_large: { status: 413, type: 'invalid_request_error', code: 'request_too_large', retry: false },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', retry: false },
   headers_too_large: { status: 431, type: 'invalid_request_error', code: 'headers_too_large', retry: false },
+  // A caller over one of its limits (type "requests" or "tokens", as OpenAI's): retry-after says when it admits again.
+  caller_rate_limited: { status: 429, type: 'requests', code: 'rate_limit_exceeded', retry: true },
+  // A caller over its budget for the UTC month or day: no retry helps until the period turns.
+  quota_exceeded: { status: 429, type: 'insufficient_quota', code: 'insufficient_quota', retry: false },
   // The caller closed the connection while sending: nobody reads this answer; 499 marks it in logs and metrics.
   caller_disconnected: { status: 499, type: 'invalid_request_error', code: 'caller_disconnected', retry: false },
   internal_error: { status: 500, type: 'server_error', code: 'internal_error', retry: false },

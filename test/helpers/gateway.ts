@@ -35,6 +35,8 @@ export interface GatewayTestOptions {
   readonly maxUpstreamBodyBytes?: number;
   readonly callerKeys?: readonly string[];
   readonly corsOrigins?: CorsOrigins;
+  /** Callers' counts in this Redis (REDIS_URL). */
+  readonly redisUrl?: string;
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
@@ -51,6 +53,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
     callerKeys: options.callerKeys ?? [],
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');

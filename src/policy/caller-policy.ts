@@ -1,0 +1,96 @@
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import type { CallerTable, RouteTables } from '../generated/types/route-tables.js';
+import { costUsd } from '../observe/cost.js';
+import type { RequestRecord } from '../observe/request-log.js';
+import { readTokenCounts } from '../observe/token-counts.js';
+import { gatewayError } from '../wire/gateway-error.js';
+import { callerDirectory, keyDigest } from './caller-directory.js';
+import { ClusterLimitStore } from './cluster-store.js';
+import { periodsAt, type Admission, type LimitStore } from './limit-store.js';
+import { MemoryLimitStore } from './memory-store.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import { RedisLimitStore } from './redis-store.js';
+
+export interface CallerPolicyOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Counts shared by every instance using this Redis; absent: counted in the process (or the cluster primary). */
+  readonly redisUrl?: string | null;
+  /** In a node:cluster worker the primary holds the counts. */
+  readonly clusterWorker: boolean;
+  readonly logger: Logger;
+}
+
+/** The callers of routes.yaml at run time: who a key is, what it may use, and its limits and budget. */
+export interface CallerPolicy {
+  /** True when routes.yaml declares callers (then every request needs one of their keys). */
+  readonly named: boolean;
+  /** The caller a presented key belongs to: one digest and one Map lookup. */
+  identify(key: string): CallerTable | undefined;
+  /** 403 model_not_allowed unless `model` (already on the roster) is one of the caller's. */
+  allow(caller: CallerTable, model: string): void;
+  /**
+   * Admits a request against the caller's limits and budget, setting OpenAI's rate-limit headers, or throws the 429.
+   * Undefined for a caller with neither. The admission's settle() must run once when the answer ends.
+   */
+  admit(caller: CallerTable, res: Response): Promise<Admission | undefined>;
+  /** When the answer ends: its tokens (prompt + completion) and cost go to the caller's buckets and spend. */
+  settle(admission: Admission, record: RequestRecord): void;
+  /** gateway_limit_store_up: 1 or 0 with REDIS_URL, undefined without. */
+  readonly storeUp: (() => number) | undefined;
+  close(): Promise<void>;
+}
+
+export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOptions): CallerPolicy {
+  const directory = callerDirectory(tables, options.env);
+  for (const warning of directory.warnings) options.logger.warn(warning);
+  const callers = Object.values(tables.callers).filter((caller): caller is CallerTable => caller !== undefined);
+  const allowed = new Map(callers.map((caller) => [caller, new Set(caller.models)]));
+  const limited = new Set(callers.filter(hasLimits));
+  const local = new MemoryLimitStore();
+  const inProcess: LimitStore = options.clusterWorker ? new ClusterLimitStore(local) : local;
+  const redis = options.redisUrl && limited.size > 0 ? new RedisLimitStore(options.redisUrl, inProcess, options.logger) : undefined;
+  const store = redis ?? inProcess;
+  if (!redis && callers.some((caller) => caller.budget !== null)) {
+    options.logger.warn('budgets are counted in the process: spend is lost on restart (set REDIS_URL to keep it)');
+  }
+
+  return {
+    named: callers.length > 0,
+    identify: (key) => directory.byDigest.get(keyDigest(key)),
+    allow(caller, model) {
+      if (allowed.get(caller)?.has(model)) return;
+      throw gatewayError('model_not_allowed', `The caller "${caller.name}" may not use the model ${JSON.stringify(model)}; ask the gateway's operators to add it to its models in routes.yaml.`, { param: 'model' });
+    },
+    async admit(caller, res) {
+      if (!limited.has(caller)) return undefined;
+      const admission = await store.admit(caller, periodsAt(Date.now()));
+      const headers = rateLimitHeaders(caller.limits, admission);
+      if (admission.refused === null) {
+        for (const name in headers) res.setHeader(name, headers[name]!);
+        return admission;
+      }
+      if (admission.refused === 'quota') {
+        const budget = [caller.budget?.usdPerMonth != null ? `${caller.budget.usdPerMonth} USD per UTC month` : '', caller.budget?.usdPerDay != null ? `${caller.budget.usdPerDay} USD per UTC day` : ''].filter(Boolean).join(', ');
+        throw gatewayError('quota_exceeded', `The caller "${caller.name}" has spent its budget (${budget}); requests are refused until the period turns.`, { headers });
+      }
+      const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
+      const what = admission.refused === 'concurrent' ? `${caller.limits.concurrentRequests} requests in flight` : `its ${admission.refused} per minute`;
+      throw gatewayError('caller_rate_limited', `The caller "${caller.name}" is over ${what}; retry after ${seconds} s.`, {
+        type: admission.refused === 'tokens' ? 'tokens' : 'requests',
+        headers: { ...headers, 'retry-after': String(seconds) },
+      });
+    },
+    settle(admission, record) {
+      const { counts } = readTokenCounts(record.usage);
+      admission.settle({ tokens: (counts.prompt ?? 0) + (counts.completion ?? 0), usd: costUsd(record.usage, record.price) ?? 0 });
+    },
+    storeUp: redis ? () => redis.up : undefined,
+    close: () => store.close(),
+  };
+}
+
+function hasLimits(caller: CallerTable): boolean {
+  const { requestsPerMinute, tokensPerMinute, concurrentRequests } = caller.limits;
+  return requestsPerMinute !== null || tokensPerMinute !== null || concurrentRequests !== null || caller.budget !== null;
+}

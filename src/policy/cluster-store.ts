@@ -1,0 +1,127 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Admission, Decision, LimitSpec, LimitStore, Periods, Settlement } from './limit-store.js';
+import { MemoryLimitStore } from './memory-store.js';
+
+/**
+ * WORKERS > 1: the node:cluster primary holds the counts (one MemoryLimitStore) and every worker asks it, one IPC
+ * round trip per request, so the limits hold across workers exactly as in one process.
+ */
+const ADMIT = 'chat-routing-gateway:limits-admit';
+const DECIDED = 'chat-routing-gateway:limits-decided';
+const SETTLE = 'chat-routing-gateway:limits-settle';
+
+/** A worker that hears nothing from its primary this long counts in its own process instead (and says so). */
+const PRIMARY_TIMEOUT_MS = 2000;
+
+interface AdmitMessage {
+  readonly type: typeof ADMIT;
+  readonly id: number;
+  readonly spec: LimitSpec;
+  readonly periods: Periods;
+}
+
+interface DecidedMessage {
+  readonly type: typeof DECIDED;
+  readonly id: number;
+  readonly decision: Decision;
+}
+
+interface SettleMessage {
+  readonly type: typeof SETTLE;
+  readonly id: number;
+  readonly settlement: Settlement;
+}
+
+/** In a worker: asks the primary. */
+export class ClusterLimitStore implements LimitStore {
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (decision: Decision) => void; timer: NodeJS.Timeout }>();
+  private readonly onMessage = (message: unknown) => {
+    if (!isMessage<DecidedMessage>(message, DECIDED)) return;
+    const waiting = this.pending.get(message.id);
+    if (!waiting) return;
+    this.pending.delete(message.id);
+    clearTimeout(waiting.timer);
+    waiting.resolve(message.decision);
+  };
+
+  /** `local` answers when the primary cannot (no IPC channel, or no answer in time). */
+  constructor(private readonly local: MemoryLimitStore) {
+    process.on('message', this.onMessage);
+  }
+
+  admit(spec: LimitSpec, periods: Periods): Promise<Admission> {
+    const id = this.nextId++;
+    const send = process.send?.bind(process);
+    if (!send) return this.local.admit(spec, periods);
+    return new Promise<Decision | null>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve(null);
+      }, PRIMARY_TIMEOUT_MS);
+      this.pending.set(id, { resolve, timer });
+      const message: AdmitMessage = { type: ADMIT, id, spec, periods };
+      send(message, undefined, undefined, (error: Error | null) => {
+        if (!error) return;
+        clearTimeout(timer);
+        this.pending.delete(id);
+        resolve(null);
+      });
+    }).then((decision) => {
+      if (decision === null) return this.local.admit(spec, periods);
+      let settled = decision.refused !== null;
+      return {
+        ...decision,
+        settle: (settlement: Settlement) => {
+          if (settled) return;
+          settled = true;
+          const message: SettleMessage = { type: SETTLE, id, settlement };
+          if (process.connected) process.send?.(message, undefined, undefined, () => {});
+        },
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    process.off('message', this.onMessage);
+  }
+}
+
+/** In the primary: decides for every worker; a worker that exits gives back its requests in flight. */
+export function serveClusterLimits(): void {
+  const store = new MemoryLimitStore();
+  const held = new Map<Worker, Map<number, Admission>>();
+  cluster.on('message', (worker: Worker, message: unknown) => {
+    if (isMessage<AdmitMessage>(message, ADMIT)) {
+      const admission = store.admitNow(message.spec, message.periods);
+      if (admission.refused === null) {
+        let mine = held.get(worker);
+        if (!mine) held.set(worker, (mine = new Map()));
+        mine.set(message.id, admission);
+      }
+      const { refused, retryAfterMs, requestsLevel, tokensLevel } = admission;
+      const reply: DecidedMessage = { type: DECIDED, id: message.id, decision: { refused, retryAfterMs, requestsLevel, tokensLevel } };
+      if (worker.isConnected()) worker.send(reply, undefined, () => {});
+    } else if (isMessage<SettleMessage>(message, SETTLE)) {
+      const mine = held.get(worker);
+      const admission = mine?.get(message.id);
+      if (!admission) return;
+      mine!.delete(message.id);
+      admission.settle(sane(message.settlement));
+    }
+  });
+  cluster.on('exit', (worker) => {
+    for (const admission of held.get(worker)?.values() ?? []) admission.settle({ tokens: 0, usd: 0 });
+    held.delete(worker);
+  });
+}
+
+/** Figures from a worker are ours, but a NaN would poison a bucket for good. */
+function sane(settlement: Settlement): Settlement {
+  const finite = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+  return { tokens: finite(settlement.tokens), usd: finite(settlement.usd) };
+}
+
+function isMessage<T extends { type: string; id: number }>(message: unknown, type: T['type']): message is T {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number';
+}

@@ -1,0 +1,39 @@
+import { decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
+import { periodsAt, type Admission, type LimitSpec, type LimitStore, type Periods } from './limit-store.js';
+
+/**
+ * Counts held in this process: the whole deployment's with WORKERS=1 and no REDIS_URL, the cluster primary's store,
+ * and the fallback while Redis is unreachable. One entry per declared caller, so its size is bounded by routes.yaml.
+ */
+export class MemoryLimitStore implements LimitStore {
+  private readonly counts = new Map<string, CallerCounts>();
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /** Synchronous: the in-process decision is plain arithmetic (admit wraps it for the LimitStore interface). */
+  admitNow(spec: LimitSpec, periods: Periods): Admission {
+    const now = this.clock();
+    let counts = this.counts.get(spec.name);
+    if (!counts) this.counts.set(spec.name, (counts = newCounts(spec, now)));
+    const decision = decide(counts, spec, periods, now);
+    if (decision.refused) return { ...decision, settle: () => {} };
+    let settled = false;
+    const held = counts;
+    return {
+      ...decision,
+      settle: (settlement) => {
+        if (settled) return;
+        settled = true;
+        const now = this.clock();
+        // Charged to the period the answer ends in.
+        settle(held, spec, periodsAt(now), settlement, now);
+      },
+    };
+  }
+
+  admit(spec: LimitSpec, periods: Periods): Promise<Admission> {
+    return Promise.resolve(this.admitNow(spec, periods));
+  }
+
+  async close(): Promise<void> {}
+}

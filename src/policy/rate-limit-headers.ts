@@ -1,0 +1,33 @@
+import type { CallerTable } from '../generated/types/route-tables.js';
+import type { Decision } from './limit-store.js';
+
+/**
+ * OpenAI's rate-limit headers, so the official SDKs and LangChain back off by themselves: per bucket the figure per
+ * minute, what is left now, and how long until the bucket is full again (OpenAI's duration format: 20ms, 1.5s, 6m0s).
+ */
+export function rateLimitHeaders(limits: CallerTable['limits'], decision: Decision): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const put = (kind: 'requests' | 'tokens', perMinute: number | null, level: number | null) => {
+    if (perMinute === null || level === null) return;
+    headers[`x-ratelimit-limit-${kind}`] = String(perMinute);
+    headers[`x-ratelimit-remaining-${kind}`] = String(Math.max(0, Math.floor(level)));
+    headers[`x-ratelimit-reset-${kind}`] = duration(((perMinute - level) * 60_000) / perMinute);
+  };
+  put('requests', limits.requestsPerMinute, decision.requestsLevel);
+  put('tokens', limits.tokensPerMinute, decision.tokensLevel);
+  return headers;
+}
+
+function duration(ms: number): string {
+  if (!(ms > 0)) return '0s';
+  if (ms < 1000) return `${Math.ceil(ms)}ms`;
+  const seconds = Math.ceil(ms) / 1000;
+  if (seconds < 60) return `${trim(seconds)}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${trim(seconds - minutes * 60)}s`;
+  return `${Math.floor(minutes / 60)}h${minutes % 60}m${trim(seconds - minutes * 60)}s`;
+}
+
+function trim(seconds: number): string {
+  return String(Math.round(seconds * 1000) / 1000);
+}

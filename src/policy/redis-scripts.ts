@@ -1,0 +1,70 @@
+/**
+ * The Redis side of bucket-math.ts, as Lua scripts Redis runs atomically: one decision per request across every instance.
+ * Time is Redis's own (TIME), so the instances' clocks need not agree. Every key expires once it holds nothing a full
+ * bucket would not: a bucket when it has refilled, the in-flight set after MAX_IN_FLIGHT_MS, spend after its period.
+ * Levels go back as strings: Redis turns a Lua number into an integer.
+ */
+const LEVEL = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function level(key, cap)
+  if cap <= 0 then return 0 end
+  local v = redis.call('HMGET', key, 'level', 'at')
+  local l, at = tonumber(v[1]), tonumber(v[2])
+  if l == nil or at == nil then return cap end
+  return math.min(cap, l + math.max(0, now - at) * cap / 60000)
+end
+local function store(key, cap, l)
+  redis.call('HSET', key, 'level', tostring(l), 'at', now)
+  redis.call('PEXPIRE', key, math.ceil((cap - l) * 60000 / cap) + 1000)
+end
+`;
+
+/** KEYS: requests bucket, tokens bucket, in-flight set, month spend, day spend. ARGV: rpm, tpm, concurrent, usd/month, usd/day (0: none), slot, max in flight ms. */
+export const ADMIT_SCRIPT = `${LEVEL}
+local rpm, tpm, conc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local usdM, usdD = tonumber(ARGV[4]), tonumber(ARGV[5])
+local req, tok = level(KEYS[1], rpm), level(KEYS[2], tpm)
+local function answer(refused, retryMs) return {refused, tostring(retryMs), tostring(req), tostring(tok)} end
+if usdM > 0 and tonumber(redis.call('GET', KEYS[4]) or '0') >= usdM then return answer('quota', 0) end
+if usdD > 0 and tonumber(redis.call('GET', KEYS[5]) or '0') >= usdD then return answer('quota', 0) end
+if conc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[7]))
+  if redis.call('ZCARD', KEYS[3]) >= conc then return answer('concurrent', 1000) end
+end
+if rpm > 0 and req < 1 then return answer('requests', math.ceil((1 - req) * 60000 / rpm)) end
+if tpm > 0 and tok <= 0 then return answer('tokens', math.ceil(-tok * 60000 / tpm) + 1) end
+if rpm > 0 then
+  req = req - 1
+  store(KEYS[1], rpm, req)
+end
+if conc > 0 then
+  redis.call('ZADD', KEYS[3], now, ARGV[6])
+  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[7]))
+end
+return answer('', 0)
+`;
+
+/** KEYS: tokens bucket, in-flight set, month spend, day spend. ARGV: tpm, tokens, slot ('' for none), usd, month ttl s, day ttl s. */
+export const SETTLE_SCRIPT = `${LEVEL}
+local tpm, used, usd = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
+if tpm > 0 and used > 0 then store(KEYS[1], tpm, level(KEYS[1], tpm) - used) end
+if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
+if usd > 0 then
+  redis.call('INCRBYFLOAT', KEYS[3], ARGV[4])
+  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[5]))
+  redis.call('INCRBYFLOAT', KEYS[4], ARGV[4])
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
+end
+return 1
+`;
+
+/** Spend keys outlive their period by a margin, so a restart near its end still finds it. */
+export const MONTH_SPEND_TTL_S = 32 * 86_400;
+export const DAY_SPEND_TTL_S = 2 * 86_400;
+
+/** `chat-routing-gateway:{search-team}:requests`: the braces keep one caller's keys in one Redis Cluster slot. */
+export function callerKeys(caller: string, month: string, day: string): { requests: string; tokens: string; inFlight: string; month: string; day: string } {
+  const base = `chat-routing-gateway:{${caller}}`;
+  return { requests: `${base}:requests`, tokens: `${base}:tokens`, inFlight: `${base}:in-flight`, month: `${base}:usd:${month}`, day: `${base}:usd:${day}` };
+}

@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+
+/** A real redis-server (the Debian package; .ci/run installs it) on a free loopback port, with nothing saved to disk. */
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  /** Kills it at once (SIGKILL), as a crash would. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty: it saves nothing). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRedisServer(): Promise<RedisServer> {
+  const port = await freePort();
+  let child: ChildProcess | undefined = await launch(port);
+  const kill = async () => {
+    if (!child) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+    child = undefined;
+  };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    async restart() {
+      await kill();
+      child = await launch(port);
+    },
+    stop: kill,
+  };
+}
+
+async function launch(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s: ${output}`)), 10_000);
+    child.stdout!.on('data', (piece: Buffer) => {
+      output += piece.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run redis-server (apt-get install -y redis-server): ${error.message}`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}: ${output}`));
+    });
+  });
+  child.stdout!.resume();
+  return child;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
