@@ -18,6 +18,8 @@ import { prepareProviders } from './routing/runtime-providers.js';
 import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { CONFIG_DEFAULTS, defaultBodyBytesInFlight } from './server-config.js';
+import type { Telemetry } from './trace/telemetry.js';
+import { traceRequests } from './trace/request-trace.js';
 
 export interface AppOptions {
   /** Where api_key_env and base_url_env are looked up. */
@@ -40,6 +42,8 @@ export interface AppOptions {
   readonly processMetrics?: boolean;
   /** Set in a node:cluster worker: /metrics then answers the figures of every worker, aggregated by the primary. */
   readonly clusterWorker?: boolean;
+  /** OpenTelemetry, when configured (server.ts starts it from OTEL_*); absent: no span, no cost. */
+  readonly telemetry?: Telemetry;
 }
 
 export interface Gateway {
@@ -66,6 +70,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     providers: [...providers.byId.values()],
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
+    ...(options.telemetry ? { spansDropped: options.telemetry.spansDropped } : {}),
   });
 
   const app = express();
@@ -74,6 +79,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.set('query parser', false);
 
   app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
+  if (options.telemetry) app.use(traceRequests(options.telemetry));
   app.use(requireHostHeader);
   if (options.corsOrigins && options.corsOrigins.length > 0) app.use(cors(options.corsOrigins));
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { CorsOrigins } from './caller/cors.js';
 import type { LogFormat } from './observe/log-format.js';
 import { BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
+import { readTraceSettings, TraceSettingsError, type TraceSettings } from './trace/settings.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -30,6 +31,8 @@ export interface ServerConfig {
   readonly logLevel: string;
   /** json, pretty, or auto: pretty when stdout is a terminal (server.ts decides). */
   readonly logFormat: 'auto' | LogFormat;
+  /** OpenTelemetry from the standard OTEL_* variables; null when none is set (README: Tracing). */
+  readonly tracing: TraceSettings | null;
 }
 
 /** A start-up refusal, printed as one line on stderr. */
@@ -105,6 +108,7 @@ export function readServerConfig(env: Env): ServerConfig {
     workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),
     logLevel,
     logFormat: readLogFormat(env),
+    tracing: readTracing(env),
   };
 }
 
@@ -137,6 +141,15 @@ function readCallerKeys(env: Env): string[] {
   // A key with white space or control characters could never arrive intact in a Bearer header.
   if (keys.some((key) => /[\s\u0000-\u001f\u007f]/.test(key))) throw new ConfigError('a caller key contains white space or control characters');
   return keys;
+}
+
+function readTracing(env: Env): TraceSettings | null {
+  try {
+    return readTraceSettings(env, 'chat-routing-gateway');
+  } catch (error) {
+    if (error instanceof TraceSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function readLogFormat(env: Env): 'auto' | LogFormat {

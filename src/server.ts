@@ -9,6 +9,10 @@ import { SOCKET_HIGH_WATER_MARK } from './wire/high-water-mark.js';
 import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
 import { prettyDestination, resolveLogFormat } from './observe/log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
+import type { Telemetry } from './trace/telemetry.js';
+
+/** How long a stopping gateway waits for queued spans to reach the collector. */
+const TELEMETRY_FLUSH_MS = 2000;
 
 let config: ServerConfig;
 try {
@@ -33,7 +37,7 @@ if (config.workers > 1 && cluster.isPrimary) {
     onListening: (address) => announce(address.address ?? config.host, address.port ?? config.port, address.addressType === 6),
   });
 } else {
-  serve();
+  await serve();
 }
 
 /** The start-up line: printed once, by the primary under node:cluster, when the service is ready. */
@@ -46,9 +50,17 @@ function announce(address: string, port: number, ipv6: boolean): void {
 }
 
 /** One gateway listening: the whole service with WORKERS=1, one cluster worker otherwise. */
-function serve(): void {
+async function serve(): Promise<void> {
   let gateway: ReturnType<typeof createGateway>;
+  let telemetry: Telemetry | undefined;
   try {
+    // Loaded only when configured: without OTEL_* variables the SDK is never imported and no exporter exists.
+    if (config.tracing) {
+      const { startTelemetry } = await import('./trace/start-telemetry.js');
+      telemetry = startTelemetry(config.tracing, { version: GATEWAY_VERSION });
+      const where = (target: { url: string; protocol: string } | null) => (target ? `${new URL(target.url).origin} (${target.protocol})` : null);
+      logger.info({ traces: where(config.tracing.traces), metrics: where(config.tracing.metrics), service_name: config.tracing.serviceName }, 'opentelemetry on');
+    }
     gateway = createGateway(routeTables, {
       env: process.env,
       version: GATEWAY_VERSION,
@@ -62,6 +74,7 @@ function serve(): void {
       logger,
       processMetrics: true,
       clusterWorker: cluster.isWorker,
+      ...(telemetry ? { telemetry } : {}),
     });
   } catch (error) {
     process.stderr.write(`chat-routing-gateway: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -109,6 +122,7 @@ function serve(): void {
     const { forcedStops } = await gateway.drain(config.shutdownGraceMs);
     server.closeAllConnections();
     gateway.close();
+    await telemetry?.shutdown(TELEMETRY_FLUSH_MS);
     logger.info({ forced_stops: forcedStops }, 'stopped');
     logger.flush();
     process.exit(0);

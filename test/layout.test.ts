@@ -14,6 +14,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   caller: 2, // the caller's side of a request: body, limits, auth, CORS, errors to the caller
   routing: 3, // route, attempts, endpoint choice, breaker, upstream call, stream relay
   dialects: 4, // provider wire formats
+  trace: 4.5, // OpenTelemetry: set-up from OTEL_*, request and attempt spans, GenAI attributes and metrics
   observe: 5, // log line, token counts, redaction, metrics, log format
   wire: 6, // codecs both routing and dialects use: JSON scanning and bounds, SSE, the error envelope
   generated: 7, // tables and types compiled from routes.yaml and schemas/

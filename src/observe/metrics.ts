@@ -26,6 +26,8 @@ export interface MetricsOptions {
   readonly processMetrics: boolean;
   /** In a cluster worker: /metrics asks the primary for the figures of every worker (see serveClusterMetrics). */
   readonly clusterWorker: boolean;
+  /** With OpenTelemetry on: spans dropped because the queue to the collector was full, read at scrape time. */
+  readonly spansDropped?: () => number;
 }
 
 const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -128,6 +130,21 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       }
     },
   });
+
+  if (options.spansDropped) {
+    const spansDropped = options.spansDropped;
+    let counted = 0;
+    new Counter({
+      name: 'gateway_trace_spans_dropped_total',
+      help: 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).',
+      registers,
+      collect() {
+        const now = spansDropped();
+        this.inc(now - counted);
+        counted = now;
+      },
+    });
+  }
 
   function countTokens(model: string, kind: string, count: number | null): void {
     // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).

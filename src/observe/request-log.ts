@@ -31,6 +31,8 @@ export interface RequestRecord {
   usage: Usage | null;
   /** Every upstream attempt, in order (README: Failover); null until the first. */
   attempts: AttemptRecord[] | null;
+  /** The OpenTelemetry trace of the request when it is traced (README: Tracing), so a log line leads to its trace. */
+  traceId: string | null;
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -63,6 +65,7 @@ export function requestLog(
       firstEventMs: null,
       usage: null,
       attempts: null,
+      traceId: null,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
@@ -78,6 +81,7 @@ export function requestLog(
       logger.info(
         {
           request_id: record.requestId,
+          trace_id: record.traceId,
           method: boundedText(req.method, 16),
           path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
           model: onRoster ? record.model : null,

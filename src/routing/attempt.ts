@@ -29,10 +29,10 @@ const MAX_PROVIDER_ERROR_BYTES = 64 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * One upstream call for `route` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
+ * One upstream call for `route` at `endpoint` (with the attempt's traceparent when traced), answered to the caller when it succeeds. Throws the gateway's
  * error when it fails; the caller has been sent nothing then unless the failure came mid-stream (res.headersSent).
  */
-export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint): Promise<void> {
+export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint, traceHeaders?: Readonly<Record<string, string>>): Promise<void> {
   const { body, res, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
@@ -45,7 +45,7 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
     requestStreamUsage: hideUsage,
   });
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream);
+  const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream, traceHeaders);
   request.onCall(call);
   try {
     const reply = await call.reply;

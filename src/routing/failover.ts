@@ -6,6 +6,7 @@ import { gatewayError, GatewayError } from '../wire/gateway-error.js';
 import { boundedText } from '../observe/log-fields.js';
 import { round, type AttemptRecord, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
+import { requestTraceOf } from '../trace/request-trace.js';
 
 export interface FailoverPlan {
   readonly roster: ReadonlyMap<string, ModelTable>;
@@ -77,15 +78,18 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   record.provider = provider.id;
   res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
   const startedAt = performance.now();
+  const traced = requestTraceOf(res)?.startAttempt(name, route.upstreamModel, provider, endpoint, request.body);
   try {
-    await attempt(request, route, provider, endpoint);
+    await attempt(request, route, provider, endpoint, traced?.headers);
     // A stream the provider broke after its first event was relayed: too late to fail over, but the breaker sees it.
     const broken = record.stream && record.gatewayCode !== null && STREAM_BREAKS.has(record.gatewayCode);
     if (broken) endpoint.breaker.failed(admission);
     else endpoint.breaker.succeeded(admission);
+    traced?.end(broken ? record.gatewayCode! : null);
     logAttempt(record, name, provider, endpoint, broken ? record.gatewayCode! : 'ok', startedAt);
     return undefined;
   } catch (error) {
+    traced?.end(outcomeOf(error), error);
     logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
     const worth = worthFailover(error) && !request.stoppedWith();
     if (worth) endpoint.breaker.failed(admission, rateLimitedFor(error));

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 import type { CorsOrigins } from '../../src/caller/cors.js';
+import type { Telemetry } from '../../src/trace/telemetry.js';
 
 /** The routes file most engine tests run on: real YAML through the real compiler. */
 export const GATEWAY_ROUTES = readFileSync(new URL('../fixtures/gateway-routes.yaml', import.meta.url), 'utf8');
@@ -35,6 +36,7 @@ export interface GatewayTestOptions {
   readonly maxUpstreamBodyBytes?: number;
   readonly callerKeys?: readonly string[];
   readonly corsOrigins?: CorsOrigins;
+  readonly telemetry?: Telemetry;
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
@@ -51,6 +53,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
     callerKeys: options.callerKeys ?? [],
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');
