@@ -87,6 +87,9 @@ t.test('a non-streamed answer: a SERVER span under the caller, one CLIENT span w
     'server.port': Number(new URL(upstream.origin).port),
     'gateway.routing_string': 'mock/gpt-4o',
     'gateway.attempt': 1,
+    'gen_ai.response.id': 'chatcmpl-abc123',
+    'gen_ai.response.model': 'gpt-4o-2024-11-20',
+    'gen_ai.response.finish_reasons': ['stop'],
   });
   t.notOk('error.type' in client.attributes, 'no error');
   t.notOk(JSON.stringify(collector.spans).includes('a secret prompt'), 'no prompt is recorded');
@@ -159,6 +162,25 @@ t.test('a failover: one CLIENT span per attempt, the failed one with its error.t
   t.match(attempts[1]!.attributes, { 'gateway.attempt': 2, 'gateway.routing_string': 'backup/other', 'gen_ai.request.model': 'other-upstream', 'gen_ai.usage.output_tokens': 3 });
   t.notOk('error.type' in attempts[1]!.attributes);
   t.equal(rig.backup.requests[0]!.headers['traceparent'], `00-${server.traceId}-${attempts[1]!.spanId}-01`);
+});
+
+t.test('an anthropic-dialect attempt: gen_ai.provider.name anthropic, the provider\'s own id, model and stop reason', async (t) => {
+  const collector = await receiver(t);
+  const rig = await startRig(t, { soloUrl: await refusedOrigin(), telemetry: telemetryFor(t, collector.origin) });
+  const response = await rig.gateway.post(ask('solo/to-claude'), { 'x-request-id': 'claude-1' });
+  t.equal(response.status, 200);
+  const server = await collector.waitFor(() => serverSpanOf(collector.spans, 'claude-1'));
+  const attempt = await collector.waitFor(() => childrenOf(collector.spans, server).find((span) => span.attributes['gateway.attempt'] === 2));
+  t.match(attempt.attributes, {
+    'gen_ai.provider.name': 'anthropic',
+    'gen_ai.request.model': 'claude-sonnet-x',
+    'gen_ai.response.id': 'msg_1',
+    'gen_ai.response.model': 'claude-sonnet-x',
+    'gen_ai.response.finish_reasons': ['end_turn'],
+    'gen_ai.usage.input_tokens': 5,
+    'gen_ai.usage.output_tokens': 2,
+  });
+  t.ok(String(rig.claude.requests[0]?.headers['traceparent']).startsWith(`00-${server.traceId}-${attempt.spanId}`), 'the anthropic provider gets the traceparent too');
 });
 
 t.test('a failed request: the SERVER span has the gateway code as error.type', async (t) => {

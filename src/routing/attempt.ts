@@ -8,6 +8,7 @@ import { isEventStream, relayStream } from './relay-stream.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
+import type { AttemptTrace } from '../trace/request-trace.js';
 
 /** What every attempt of one request shares: the caller's body as read, and where the answer goes. */
 export interface AttemptRequest {
@@ -32,7 +33,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * One upstream call for `route` at `endpoint` (with the attempt's traceparent when traced), answered to the caller when it succeeds. Throws the gateway's
  * error when it fails; the caller has been sent nothing then unless the failure came mid-stream (res.headersSent).
  */
-export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint, traceHeaders?: Readonly<Record<string, string>>): Promise<void> {
+export async function attempt(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint, traced?: AttemptTrace): Promise<void> {
   const { body, res, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
@@ -45,7 +46,7 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
     requestStreamUsage: hideUsage,
   });
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream, traceHeaders);
+  const call = callUpstream(provider, endpoint, outgoing, record.requestId, record.stream, traced?.headers);
   request.onCall(call);
   try {
     const reply = await call.reply;
@@ -81,6 +82,7 @@ export async function attempt(request: AttemptRequest, route: ModelTable, provid
       });
     }
     record.usage = translated.usage;
+    traced?.answered(translated.described);
     const answerText = provider.redact(translated.text);
     res.status(reply.status);
     res.setHeader('content-type', 'application/json');

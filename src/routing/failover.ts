@@ -80,7 +80,7 @@ async function tryOnce(request: AttemptRequest, name: string, route: ModelTable,
   const startedAt = performance.now();
   const traced = requestTraceOf(res)?.startAttempt(name, route.upstreamModel, provider, endpoint, request.body);
   try {
-    await attempt(request, route, provider, endpoint, traced?.headers);
+    await attempt(request, route, provider, endpoint, traced);
     // A stream the provider broke after its first event was relayed: too late to fail over, but the breaker sees it.
     const broken = record.stream && record.gatewayCode !== null && STREAM_BREAKS.has(record.gatewayCode);
     if (broken) endpoint.breaker.failed(admission);

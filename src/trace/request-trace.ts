@@ -8,6 +8,14 @@ import { GATEWAY, GEN_AI, OPERATION_CHAT, providerNameOf, requestParameterAttrib
 import type { Telemetry } from './telemetry.js';
 
 const CHAT_PATH = '/v1/chat/completions';
+/** The provider's strings on a span are cut to this; a provider could send megabytes. */
+const MAX_ATTRIBUTE_CHARS = 256;
+/** One per choice: a provider could send thousands. */
+const MAX_FINISH_REASONS = 16;
+
+function boundedString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value.slice(0, MAX_ATTRIBUTE_CHARS) : undefined;
+}
 
 /** What an attempt span reads of the provider and endpoint (routing's RuntimeProvider and RuntimeEndpoint have this shape). */
 export interface TracedProvider {
@@ -142,6 +150,19 @@ export class AttemptTrace {
     const headers: Record<string, string> = {};
     this.telemetry.propagator.inject(trace.setSpan(parent, this.span), headers, defaultTextMapSetter);
     this.headers = headers;
+  }
+
+  /** The provider's id, model and finish reasons of a non-streamed answer (a dialect's AnswerDescription): bounded strings only. */
+  answered(described: { readonly id: unknown; readonly model: unknown; readonly finishReasons: readonly unknown[] } | undefined): void {
+    if (!described || !this.span?.isRecording()) return;
+    const attributes: Attributes = {};
+    const id = boundedString(described.id);
+    const model = boundedString(described.model);
+    if (id !== undefined) attributes[GEN_AI.responseId] = id;
+    if (model !== undefined) attributes[GEN_AI.responseModel] = model;
+    const reasons = described.finishReasons.slice(0, MAX_FINISH_REASONS).map(boundedString).filter((reason) => reason !== undefined);
+    if (reasons.length > 0) attributes[GEN_AI.responseFinishReasons] = reasons;
+    this.span.setAttributes(attributes);
   }
 
   /**
