@@ -37,6 +37,18 @@ async function receiver(t: Test, options: { holdMs?: number } = {}): Promise<Otl
   return started;
 }
 
+const answering = () => startMockUpstream((request, res) => sendJson(res, 200, completionBody(String(JSON.parse(request.body).model))));
+
+/** A receiver, a provider answering completions, and a gateway exporting to the receiver. */
+async function tracedGateway(t: Test) {
+  const collector = await receiver(t);
+  const upstream = await answering();
+  t.teardown(() => upstream.close());
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin, telemetry: telemetryFor(t, collector.origin) });
+  t.teardown(() => gateway.close());
+  return { collector, upstream, gateway };
+}
+
 const serverSpanOf = (spans: ReceivedSpan[], requestId: string) => spans.find((span) => span.kind === SPAN_KIND.server && span.attributes['gateway.request_id'] === requestId);
 const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((span) => span.parentSpanId === parent.spanId && span.traceId === parent.traceId);
 
@@ -44,11 +56,7 @@ const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 
 t.test('a non-streamed answer: a SERVER span under the caller, one CLIENT span with the GenAI attributes, traceparent to the provider, trace id in the log', async (t) => {
-  const collector = await receiver(t);
-  const upstream = await startMockUpstream((request, res) => sendJson(res, 200, completionBody(String(JSON.parse(request.body).model))));
-  t.teardown(() => upstream.close());
-  const gateway = await startGateway({ upstreamOrigin: upstream.origin, telemetry: telemetryFor(t, collector.origin) });
-  t.teardown(() => gateway.close());
+  const { collector, upstream, gateway } = await tracedGateway(t);
 
   const response = await gateway.post(
     { model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'a secret prompt' }], max_tokens: 50, temperature: 0.3, top_p: 0.9 },
@@ -197,7 +205,7 @@ t.test('a failed request: the SERVER span has the gateway code as error.type', a
 });
 
 t.test('a collector that is down or answers late changes no answer; spans beyond the queue are dropped and counted', async (t) => {
-  const upstream = await startMockUpstream((request, res) => sendJson(res, 200, completionBody(String(JSON.parse(request.body).model))));
+  const upstream = await answering();
   t.teardown(() => upstream.close());
   const slow = await receiver(t, { holdMs: 15_000 });
   const cases = [
@@ -222,11 +230,7 @@ t.test('a collector that is down or answers late changes no answer; spans beyond
 });
 
 t.test('sampled out: no span is exported, the provider still gets the sampling decision', async (t) => {
-  const collector = await receiver(t);
-  const upstream = await startMockUpstream((request, res) => sendJson(res, 200, completionBody(String(JSON.parse(request.body).model))));
-  t.teardown(() => upstream.close());
-  const gateway = await startGateway({ upstreamOrigin: upstream.origin, telemetry: telemetryFor(t, collector.origin, { sampler: 'parentbased_always_on' }) });
-  t.teardown(() => gateway.close());
+  const { collector, upstream, gateway } = await tracedGateway(t);
   const response = await gateway.post(ask('mock/gpt-4o'), { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00`, 'x-request-id': 'unsampled' });
   t.equal(response.status, 200);
   const sent = String(upstream.requests[0]!.headers['traceparent']);
@@ -237,11 +241,7 @@ t.test('sampled out: no span is exported, the provider still gets the sampling d
 });
 
 t.test('a hostile traceparent is ignored: the request starts its own trace', async (t) => {
-  const collector = await receiver(t);
-  const upstream = await startMockUpstream((request, res) => sendJson(res, 200, completionBody(String(JSON.parse(request.body).model))));
-  t.teardown(() => upstream.close());
-  const gateway = await startGateway({ upstreamOrigin: upstream.origin, telemetry: telemetryFor(t, collector.origin) });
-  t.teardown(() => gateway.close());
+  const { collector, upstream, gateway } = await tracedGateway(t);
   const hostile = ['00-00000000000000000000000000000000-00f067aa0ba902b7-01', 'ff-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01', 'x'.repeat(8000), `00-${CALLER_TRACE}-${CALLER_SPAN}-01,junk`];
   for (const [index, traceparent] of hostile.entries()) {
     const response = await gateway.post(ask('mock/gpt-4o'), { traceparent, tracestate: 'k=' + 'v'.repeat(4000), 'x-request-id': `hostile-${index}` });

@@ -80,9 +80,9 @@ function fail(message: string): never {
 /** Every child gets the same $HOST, so that callgrind_control finds the targets' control pipes. */
 const env = (extra: Record<string, string>) => bareEnv({ HOST, ...extra });
 
-/** valgrind starts node slowly (minutes on a loaded 2-core machine): a target has 300 s to be ready. */
-const readyWithin300s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
-  whenReady(child, what, ready, 300_000).catch((error: Error) => fail(error.message));
+/** valgrind starts node slowly (minutes on a loaded 2-core machine): a target has 600 s to be ready. */
+const readyWithin600s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
+  whenReady(child, what, ready, 600_000).catch((error: Error) => fail(error.message));
 
 interface CountedTarget {
   readonly name: string;
@@ -106,7 +106,7 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   );
   let stderrTail = '';
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-2000)));
-  const origin = await readyWithin300s(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : announcedOrigin(child.stdout!));
+  const origin = await readyWithin600s(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : announcedOrigin(child.stdout!));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
   const pid = child.pid!;
   let dumps = 0;
@@ -187,7 +187,7 @@ const machine = describeMachine(execFileSync('valgrind', ['--version'], { encodi
 process.stderr.write(`bench:instructions: ${TRACING ? 2 : 3} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-const upstreamPort = String(await readyWithin300s(mock, 'the mock provider', portMessage(mock)));
+const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
 const sink = TRACING ? await startOtlpSink() : undefined;
 const gatewayEnv = { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0' };
 const targets = await Promise.all(
@@ -249,13 +249,7 @@ if (sink) {
     '- User-space instructions of the whole target process per request (see the block above for how steady they are).',
     `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
   ].join('\n');
-  process.stdout.write(`\n${markdown}\n`);
-  if (WRITE) {
-    writeBlock('TRACING', markdown, '# Benchmarks\n');
-    process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
-  }
-  mock.kill('SIGKILL');
-  process.exit(0);
+  report('TRACING', markdown);
 }
 const rows = SCENARIOS.map((scenario) => {
   const [raw, got, gateway] = ['raw proxy', 'got proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number];
@@ -281,13 +275,18 @@ const markdown = [
   '  the least any gateway that keeps got can spend. The budget (gateway ≤ 2× raw) is below it whenever *got proxy ÷ raw* exceeds 2×.',
   `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
 ].join('\n');
-process.stdout.write(`\n${markdown}\n`);
-if (WRITE) {
-  writeBlock('INSTRUCTIONS', markdown, '# Benchmarks\n');
-  process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
+report('INSTRUCTIONS', markdown);
+
+/** Prints the block, writes it into BENCHMARKS.md (unless --no-write) and ends the run. */
+function report(block: string, markdown: string): never {
+  process.stdout.write(`\n${markdown}\n`);
+  if (WRITE) {
+    writeBlock(block, markdown, '# Benchmarks\n');
+    process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
+  }
+  mock.kill('SIGKILL');
+  process.exit(0);
 }
-mock.kill('SIGKILL');
-process.exit(0);
 
 /** A local OTLP/HTTP endpoint that reads every export and answers 200, counting what it was sent. */
 async function startOtlpSink(): Promise<{ origin: string; requests: () => number; bytes: () => number }> {
