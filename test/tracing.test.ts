@@ -252,4 +252,5 @@ t.test('a hostile traceparent is ignored: the request starts its own trace', asy
     t.match(server.traceId, /^[0-9a-f]{32}$/, `traceparent ${index}: a valid trace`);
     t.not(server.traceId, '00000000000000000000000000000000');
   }
+  t.ok(upstream.requests.every((request) => String(request.headers['tracestate'] ?? '').length <= 512), "an oversized tracestate is not passed on (the W3C limit is 512)");
 });
