@@ -52,6 +52,9 @@ async function tracedGateway(t: Test) {
 const serverSpanOf = (spans: ReceivedSpan[], requestId: string) => spans.find((span) => span.kind === SPAN_KIND.server && span.attributes['gateway.request_id'] === requestId);
 const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((span) => span.parentSpanId === parent.spanId && span.traceId === parent.traceId);
 
+// Several gateways and exports with real waits: more than the default 60 s on a loaded machine.
+t.setTimeout(180_000);
+
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 

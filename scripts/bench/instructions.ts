@@ -189,7 +189,8 @@ process.stderr.write(`bench:instructions: ${TRACING ? 2 : 3} targets under callg
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
 const sink = TRACING ? await startOtlpSink() : undefined;
-const gatewayEnv = { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0' };
+// Under callgrind on a loaded machine a request can wait longer than the default 10 s for its headers to be read.
+const gatewayEnv = { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' };
 const targets = await Promise.all(
   sink
     ? [
