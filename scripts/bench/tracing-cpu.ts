@@ -135,7 +135,7 @@ const markdown = [
   ...rows,
   '',
   '- CPU time of the whole process per request: the load client, the mock provider and the OTLP sink are in it too, so the',
-  `  ratio understates tracing's share of the gateway's own work; the difference is tracing's cost. ${exports} export requests reached the sink.`,
+  `  differences, not the totals, are tracing's cost. ${exports} export requests reached the sink.`,
 ].join('\n');
 process.stdout.write(`\n${markdown}\n`);
 if (!process.argv.includes('--no-write')) writeBlock('TRACING-CPU', markdown, '# Benchmarks\n');
