@@ -22,6 +22,8 @@ import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { createCallerPolicy } from './policy/caller-policy.js';
 import { CONFIG_DEFAULTS, defaultBodyBytesInFlight } from './server-config.js';
+import type { Telemetry } from './trace/telemetry.js';
+import { traceRequests } from './trace/request-trace.js';
 
 export interface AppOptions {
   /** Where api_key_env and base_url_env are looked up. */
@@ -48,6 +50,8 @@ export interface AppOptions {
   readonly clusterWorker?: boolean;
   /** REDIS_URL: callers' limits and spend counted there, across instances; absent: in the process (or the cluster primary). */
   readonly redisUrl?: string | null;
+  /** OpenTelemetry, when configured (server.ts starts it from OTEL_*); absent: no span, no cost. */
+  readonly telemetry?: Telemetry;
 }
 
 export interface Gateway {
@@ -80,6 +84,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
     ...(policy.storeUp ? { limitStoreUp: policy.storeUp } : {}),
+    ...(options.telemetry ? { spansDropped: options.telemetry.spansDropped } : {}),
   });
 
   const app = express();
@@ -88,6 +93,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.set('query parser', false);
 
   app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
+  if (options.telemetry) app.use(traceRequests(options.telemetry));
   app.use(requireHostHeader);
   if (options.corsOrigins && options.corsOrigins.length > 0) app.use(cors(options.corsOrigins));
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.

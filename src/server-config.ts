@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { CorsOrigins } from './caller/cors.js';
 import type { LogFormat } from './observe/log-format.js';
 import { BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
+import { readTraceSettings, TraceSettingsError, type TraceSettings } from './trace/settings.js';
 
 /** Everything the process is told through its environment, checked once at start-up. */
 export interface ServerConfig {
@@ -32,6 +33,8 @@ export interface ServerConfig {
   readonly logLevel: string;
   /** json, pretty, or auto: pretty when stdout is a terminal (server.ts decides). */
   readonly logFormat: 'auto' | LogFormat;
+  /** OpenTelemetry from the standard OTEL_* variables; null when none is set (README: Tracing). */
+  readonly tracing: TraceSettings | null;
 }
 
 /** A start-up refusal, printed as one line on stderr. */
@@ -117,6 +120,7 @@ export function readServerConfig(env: Env, routes: RoutesFacts = { callersDeclar
     redisUrl: readRedisUrl(env),
     logLevel,
     logFormat: readLogFormat(env),
+    tracing: readTracing(env),
   };
 }
 
@@ -157,6 +161,15 @@ function readRedisUrl(env: Env): string | null {
   // Never echo the value: it may hold a password.
   if (!/^rediss?:\/\/\S+$/.test(url)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
   return url;
+}
+
+function readTracing(env: Env): TraceSettings | null {
+  try {
+    return readTraceSettings(env, 'chat-routing-gateway');
+  } catch (error) {
+    if (error instanceof TraceSettingsError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 function readLogFormat(env: Env): 'auto' | LogFormat {

@@ -10,6 +10,10 @@ import { GATEWAY_VERSION, routeTables } from './generated/routes.js';
 import { batchedLogOutput, type LogOutput } from './observe/log-destination.js';
 import { prettyDestination, resolveLogFormat } from './observe/log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
+import type { Telemetry } from './trace/telemetry.js';
+
+/** How long a stopping gateway waits for queued spans to reach the collector. */
+const TELEMETRY_FLUSH_MS = 2000;
 
 let config: ServerConfig;
 try {
@@ -36,7 +40,7 @@ if (config.workers > 1 && cluster.isPrimary) {
     onListening: (address) => announce(address.address ?? config.host, address.port ?? config.port, address.addressType === 6),
   });
 } else {
-  serve();
+  await serve();
 }
 
 /** The start-up line: printed once, by the primary under node:cluster, when the service is ready. */
@@ -49,9 +53,17 @@ function announce(address: string, port: number, ipv6: boolean): void {
 }
 
 /** One gateway listening: the whole service with WORKERS=1, one cluster worker otherwise. */
-function serve(): void {
+async function serve(): Promise<void> {
   let gateway: ReturnType<typeof createGateway>;
+  let telemetry: Telemetry | undefined;
   try {
+    // Loaded only when configured: without OTEL_* variables the SDK is never imported and no exporter exists.
+    if (config.tracing) {
+      const { startTelemetry } = await import('./trace/start-telemetry.js');
+      telemetry = startTelemetry(config.tracing, { version: GATEWAY_VERSION });
+      const where = (target: { url: string; protocol: string } | null) => (target ? `${new URL(target.url).origin} (${target.protocol})` : null);
+      logger.info({ traces: where(config.tracing.traces), metrics: where(config.tracing.metrics), service_name: config.tracing.serviceName }, 'opentelemetry on');
+    }
     gateway = createGateway(routeTables, {
       env: process.env,
       version: GATEWAY_VERSION,
@@ -67,6 +79,7 @@ function serve(): void {
       logLinesDropped: logOutput ? () => logOutput.dropped() : undefined,
       processMetrics: true,
       clusterWorker: cluster.isWorker,
+      ...(telemetry ? { telemetry } : {}),
     });
   } catch (error) {
     process.stderr.write(`chat-routing-gateway: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -116,6 +129,7 @@ function serve(): void {
     server.close();
     server.closeAllConnections();
     gateway.close();
+    await telemetry?.shutdown(TELEMETRY_FLUSH_MS);
     logger.info({ forced_stops: forcedStops }, 'stopped');
     logOutput?.flushNow();
     process.exit(0);

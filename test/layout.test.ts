@@ -15,6 +15,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   policy: 3, // named callers: key lookup, allowed models, rate limits, concurrency, spend, and their stores (memory, cluster, Redis)
   routing: 4, // route, attempts, endpoint choice, breaker, upstream call, stream relay
   dialects: 5, // provider wire formats
+  trace: 5.5, // OpenTelemetry: set-up from OTEL_*, request and attempt spans, GenAI attributes and metrics
   observe: 6, // log line, token counts, cost, redaction, metrics, log format
   wire: 7, // codecs both routing and dialects use: JSON scanning and bounds, SSE, the error envelope
   generated: 8, // tables and types compiled from routes.yaml and schemas/

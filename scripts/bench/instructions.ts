@@ -16,9 +16,11 @@
 //
 //   npm run bench:instructions                 about 10 minutes on 2 cores; writes its block of BENCHMARKS.md
 //   npm run bench:instructions -- --no-write   prints only
+//   npm run bench:tracing                      (--tracing) the gateway as shipped beside the gateway with OpenTelemetry
+//                                              on, exporting traces and metrics (http/protobuf) to a local OTLP sink
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { announcedOrigin, bareEnv, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
@@ -26,12 +28,13 @@ import { describeMachine, ensureBuilt, REPO, SERVER, transpile, writeBlock } fro
 
 const argv = process.argv.slice(2);
 for (const arg of argv) {
-  if (arg !== '--no-write') {
-    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write)\n`);
+  if (arg !== '--no-write' && arg !== '--tracing') {
+    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write, --tracing)\n`);
     process.exit(2);
   }
 }
 const WRITE = !argv.includes('--no-write');
+const TRACING = argv.includes('--tracing');
 const WARMUP = count('BENCH_INSTR_WARMUP', 3000);
 const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
 const CONNECTIONS = 8;
@@ -77,9 +80,9 @@ function fail(message: string): never {
 /** Every child gets the same $HOST, so that callgrind_control finds the targets' control pipes. */
 const env = (extra: Record<string, string>) => bareEnv({ HOST, ...extra });
 
-/** valgrind starts node slowly: a target has 120 s to be ready. */
-const readyWithin120s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
-  whenReady(child, what, ready, 120_000).catch((error: Error) => fail(error.message));
+/** valgrind starts node slowly (minutes on a loaded 2-core machine): a target has 600 s to be ready. */
+const readyWithin600s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
+  whenReady(child, what, ready, 600_000).catch((error: Error) => fail(error.message));
 
 interface CountedTarget {
   readonly name: string;
@@ -103,7 +106,7 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   );
   let stderrTail = '';
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-2000)));
-  const origin = await readyWithin120s(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : announcedOrigin(child.stdout!));
+  const origin = await readyWithin600s(child, name, ready === 'ipc' ? portMessage(child).then((port) => `http://127.0.0.1:${port}`) : announcedOrigin(child.stdout!));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
   const pid = child.pid!;
   let dumps = 0;
@@ -181,15 +184,28 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: 3 targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING ? 2 : 3} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-const upstreamPort = String(await readyWithin120s(mock, 'the mock provider', portMessage(mock)));
-const targets = await Promise.all([
+const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
+const sink = TRACING ? await startOtlpSink() : undefined;
+// Under callgrind on a loaded machine a request can wait longer than the default 10 s for its headers to be read.
+const gatewayEnv = { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' };
+const targets = await Promise.all(
+  sink
+    ? [
+        startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'stdout'),
+        // Everything on, as a user would run it: traces and metrics, the default protocol and batching.
+        startCounted('gateway, tracing on', SERVER, { ...gatewayEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }, ROUTING_MODEL, 'stdout'),
+      ]
+    : [
   startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
   startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
-  startCounted('gateway', SERVER, { LOCAL_LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`, PORT: '0' }, ROUTING_MODEL, 'stdout'),
-]);
+        startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+        startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+        startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'stdout'),
+      ],
+);
 
 // The targets run side by side: an instruction count does not depend on what the other core is doing.
 const perRequest = new Map<string, number>();
@@ -211,6 +227,31 @@ const settings = ['BENCH_INSTR_WARMUP', 'BENCH_INSTR_REQUESTS']
   .join('');
 const millions = (n: number) => (n / 1e6).toFixed(2);
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+if (sink) {
+  const rows = SCENARIOS.map((scenario) => {
+    const [off, on] = ['gateway', 'gateway, tracing on'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number];
+    return `| ${scenario.label} | ${millions(off)} M | ${millions(on)} M | +${((on - off) / 1e3).toFixed(0)} k | **${ratio(on, off)}** |`;
+  });
+  const markdown = [
+    '## OpenTelemetry on and off: instructions per request (callgrind)',
+    '',
+    ...machine,
+    `- Command: \`${settings}npm run bench:tracing\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
+    '',
+    '| Scenario | gateway (tracing off) | gateway, tracing on | difference per request | on ÷ off |',
+    '|---|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    '- *tracing on*: `OTEL_EXPORTER_OTLP_ENDPOINT` set to a local OTLP sink (this script, answering 200), nothing else: every',
+    '  request sampled (a SERVER and a CLIENT span), traces and GenAI metrics exported over http/protobuf by the SDK\'s',
+    `  batch processor, so the count includes encoding and sending them. The sink received ${sink.requests()} export requests`,
+    `  (${(sink.bytes() / 1024).toFixed(0)} KiB) over the whole run.`,
+    '- *tracing off*: the shipped default (no OTEL_* variable): the SDK is not loaded, no middleware is installed.',
+    '- User-space instructions of the whole target process per request (see the block above for how steady they are).',
+    `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
+  ].join('\n');
+  report('TRACING', markdown);
+}
 const rows = SCENARIOS.map((scenario) => {
   const [raw, got, gateway] = ['raw proxy', 'got proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number];
   return { scenario, raw, got, gateway };
@@ -235,10 +276,29 @@ const markdown = [
   '  the least any gateway that keeps got can spend. The budget (gateway ≤ 2× raw) is below it whenever *got proxy ÷ raw* exceeds 2×.',
   `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
 ].join('\n');
-process.stdout.write(`\n${markdown}\n`);
-if (WRITE) {
-  writeBlock('INSTRUCTIONS', markdown, '# Benchmarks\n');
-  process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
+report('INSTRUCTIONS', markdown);
+
+/** Prints the block, writes it into BENCHMARKS.md (unless --no-write) and ends the run. */
+function report(block: string, markdown: string): never {
+  process.stdout.write(`\n${markdown}\n`);
+  if (WRITE) {
+    writeBlock(block, markdown, '# Benchmarks\n');
+    process.stderr.write('bench:instructions: wrote BENCHMARKS.md\n');
+  }
+  mock.kill('SIGKILL');
+  process.exit(0);
 }
-mock.kill('SIGKILL');
-process.exit(0);
+
+/** A local OTLP/HTTP endpoint that reads every export and answers 200, counting what it was sent. */
+async function startOtlpSink(): Promise<{ origin: string; requests: () => number; bytes: () => number }> {
+  let requests = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    req.on('data', (part: Buffer) => (bytes += part.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  server.unref();
+  return { origin: `http://${HOST}:${(server.address() as { port: number }).port}`, requests: () => requests, bytes: () => bytes };
+}

@@ -54,6 +54,15 @@ export interface TranslatedResponse {
   /** OpenAI chat.completion JSON (or the native format's answer) with `model` set to the caller's routing string. */
   readonly text: string;
   readonly usage: Usage | null;
+  /** What the provider said of its answer, as it said it, for the attempt's span (README: Tracing); unbounded, untrusted. */
+  readonly described?: AnswerDescription;
+}
+
+/** The provider's id, model and finish (stop) reasons of one answer; null or empty when it gave none. */
+export interface AnswerDescription {
+  readonly id: unknown;
+  readonly model: unknown;
+  readonly finishReasons: readonly unknown[];
 }
 
 /** What to send the caller for one upstream stream message. */

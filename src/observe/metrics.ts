@@ -30,6 +30,8 @@ export interface MetricsOptions {
   readonly clusterWorker: boolean;
   /** With REDIS_URL: 1 while the callers' limit store answers, 0 while counts are kept in the process instead. */
   readonly limitStoreUp?: () => number;
+  /** With OpenTelemetry on: spans dropped because the queue to the collector was full, read at scrape time. */
+  readonly spansDropped?: () => number;
 }
 
 const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -177,6 +179,20 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     labelNames: ['model'] as const,
     registers,
   });
+  if (options.spansDropped) {
+    const spansDropped = options.spansDropped;
+    let counted = 0;
+    new Counter({
+      name: 'gateway_trace_spans_dropped_total',
+      help: 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).',
+      registers,
+      collect() {
+        const now = spansDropped();
+        this.inc(now - counted);
+        counted = now;
+      },
+    });
+  }
 
   function countTokens(model: string, kind: string, count: number | null): void {
     // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).

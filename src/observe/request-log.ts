@@ -41,6 +41,8 @@ export interface RequestRecord {
   attempts: AttemptRecord[] | null;
   /** The routing string is deprecated in routes.yaml (its answers carry Deprecation and Sunset). */
   deprecated: boolean;
+  /** The OpenTelemetry trace of the request when it is traced (README: Tracing), so a log line leads to its trace. */
+  traceId: string | null;
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -77,6 +79,7 @@ export function requestLog(
       costUsd: null,
       attempts: null,
       deprecated: false,
+      traceId: null,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
@@ -95,6 +98,7 @@ export function requestLog(
         {
           request_id: record.requestId,
           caller: record.caller,
+          trace_id: record.traceId,
           method: boundedText(req.method, 16),
           path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
           model: onRoster ? record.model : null,

@@ -12,6 +12,7 @@ import { round, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { withProviderToken } from './auth/provider-token.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
+import type { AttemptTrace } from '../trace/request-trace.js';
 
 /** What every attempt of one request shares: the caller's body as read, and where the answer goes. */
 export interface AttemptRequest {
@@ -48,6 +49,8 @@ export interface PreparedCall {
   readonly hideUsage: boolean;
   /** routes.yaml price of the route's model: what its answer costs (README: Callers). */
   readonly price: ModelTable['price'];
+  /** The model the provider is asked for (traces name it). */
+  readonly upstreamModel: string;
 }
 
 /** Told how a stream that reached the caller goes (README: Failover): its commit, then its outcome in record.gatewayCode. */
@@ -61,19 +64,19 @@ export function prepareCall(request: AttemptRequest, route: ModelTable, provider
   const { body, record } = request;
   // To count tokens of streams, ask for usage even when the caller did not (unless routes.yaml says the provider refuses).
   const hideUsage = record.stream && provider.table.streamUsage && body.stream_options?.include_usage !== true;
-  return { ...wayOf(request, route, provider, hideUsage), price: route.price };
+  return { ...wayOf(request, route, provider, hideUsage), price: route.price, upstreamModel: route.upstreamModel };
 }
 
 /**
- * One upstream call of `prepared` at `endpoint`, answered to the caller when it succeeds. Throws the gateway's
+ * One upstream call of `prepared` at `endpoint` (with the attempt's traceparent when traced), answered to the caller when it succeeds. Throws the gateway's
  * error when it fails; the caller has been sent nothing then (a stream that failed after its first event ends
  * with an error event and returns).
  */
-export async function attempt(request: AttemptRequest, provider: RuntimeProvider, endpoint: RuntimeEndpoint, way: PreparedCall, hooks: StreamHooks): Promise<void> {
+export async function attempt(request: AttemptRequest, provider: RuntimeProvider, endpoint: RuntimeEndpoint, way: PreparedCall, hooks: StreamHooks, traced?: AttemptTrace): Promise<void> {
   const { body, res, record } = request;
   const { hideUsage } = way;
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream);
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream, traced?.headers);
   request.onCall(call);
   try {
     const reply = await call.reply;
@@ -113,13 +116,14 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
       });
     }
     record.usage = translated.usage;
+    traced?.answered(translated.described);
     way.writer.whole(res, reply.status, provider.redact(translated.text));
   } catch (error) {
     throw call.abortedWith ?? error;
   }
 }
 
-function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Omit<PreparedCall, 'price'> {
+function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Omit<PreparedCall, 'price' | 'upstreamModel'> {
   const { answer, body } = request;
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format) : undefined;

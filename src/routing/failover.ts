@@ -6,6 +6,7 @@ import { gatewayError, GatewayError } from '../wire/gateway-error.js';
 import { boundedText } from '../observe/log-fields.js';
 import { round, type AttemptRecord, type RequestRecord } from '../observe/request-log.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
+import { requestTraceOf } from '../trace/request-trace.js';
 
 export interface FailoverPlan {
   readonly roster: ReadonlyMap<string, ModelTable>;
@@ -100,6 +101,7 @@ async function tryOnce(request: AttemptRequest, name: string, provider: RuntimeP
   record.price = prepared.price;
   res.setHeader('x-gateway-served-by', servedBy(name, endpoint.name));
   const startedAt = performance.now();
+  const traced = requestTraceOf(res)?.startAttempt(name, prepared.upstreamModel, provider, endpoint, request.body);
   let settled = false;
   const hooks: StreamHooks = {
     // A probe's (or a forced attempt's) verdict: the endpoint is readmitted now, not when the stream ends.
@@ -109,22 +111,26 @@ async function tryOnce(request: AttemptRequest, name: string, provider: RuntimeP
     onSettled() {
       settled = true;
       const code = record.gatewayCode;
+      const broken = code !== null && STREAM_BREAKS.has(code);
       // Counted as an attempt of a closed breaker: a probe's turn was settled at the commit.
-      if (code !== null && STREAM_BREAKS.has(code)) endpoint.breaker.failed('closed');
+      if (broken) endpoint.breaker.failed('closed');
       else endpoint.breaker.succeeded('closed');
+      traced?.end(broken ? code : null);
       logAttempt(record, name, provider, endpoint, code ?? 'ok', startedAt);
     },
   };
   try {
-    await attempt(request, provider, endpoint, prepared, hooks);
+    await attempt(request, provider, endpoint, prepared, hooks, traced);
     if (record.stream) {
       if (!settled) hooks.onSettled();
     } else {
       endpoint.breaker.succeeded(admission);
+      traced?.end(null);
       logAttempt(record, name, provider, endpoint, 'ok', startedAt);
     }
     return undefined;
   } catch (error) {
+    traced?.end(outcomeOf(error), error);
     logAttempt(record, name, provider, endpoint, outcomeOf(error), startedAt);
     const worth = worthFailover(error) && !request.stoppedWith();
     if (worth) endpoint.breaker.failed(admission, rateLimitedFor(error));

@@ -28,10 +28,18 @@ export interface UpstreamCall {
  * Sends one request. `timeout_ms` bounds the whole response for a non-streamed call and the
  * response headers for a streamed one (the stream has its own idle limit).
  */
-export function callUpstream(provider: RuntimeProvider, endpoint: RuntimeEndpoint, outgoing: OutgoingRequest, requestId: string, streamed: boolean): UpstreamCall {
+export function callUpstream(
+  provider: RuntimeProvider,
+  endpoint: RuntimeEndpoint,
+  outgoing: OutgoingRequest,
+  requestId: string,
+  streamed: boolean,
+  traceHeaders?: Readonly<Record<string, string>>,
+): UpstreamCall {
   const client = streamed ? endpoint.clients.streamed : endpoint.clients.whole;
-  // The provider's fixed headers (auth included) are in the client; a dialect may add some per call.
+  // The provider's fixed headers (auth included) are in the client; a dialect may add some per call, tracing its traceparent.
   const headers = outgoing.headers ? { ...outgoing.headers, 'x-request-id': requestId } : { 'x-request-id': requestId };
+  if (traceHeaders) Object.assign(headers, traceHeaders);
   const request = client.stream(outgoing.path, { body: outgoing.body, headers });
   // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
   request.on('error', () => {});

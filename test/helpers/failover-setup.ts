@@ -4,6 +4,7 @@ import type { Test } from 'tap';
 import { PROVIDER_KEY, startGateway, type RunningGateway } from './gateway.js';
 import { completionBody, sendJson, startMockUpstream, type MockUpstream, type RecordedRequest } from './mock-upstream.js';
 import { startMockAnthropic, type MockAnthropic } from './mock-anthropic.js';
+import type { Telemetry } from '../../src/trace/telemetry.js';
 
 /** Keys of the pool's two endpoints and of the backup provider: each must reach only its own endpoint. */
 export const KEYS = { a: 'sk-endpoint-a-key-0001', b: 'sk-endpoint-b-key-0002', backup: 'sk-backup-key-0003' };
@@ -66,7 +67,7 @@ export interface Rig {
 }
 
 /** Every provider of failoverRoutes on its own real mock; `soloUrl` replaces solo's (a dead port, a silent server). */
-export async function startRig(t: Test, options: { maxAttempts?: number; soloUrl?: string; breaker?: string } = {}): Promise<Rig> {
+export async function startRig(t: Test, options: { maxAttempts?: number; soloUrl?: string; breaker?: string; telemetry?: Telemetry } = {}): Promise<Rig> {
   const [a, b, solo, backup] = await Promise.all([switchable(t), switchable(t), switchable(t), switchable(t)]);
   const claude = await startMockAnthropic(() => ({
     json: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-x', content: [{ type: 'text', text: 'from claude' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } },
@@ -79,6 +80,7 @@ export async function startRig(t: Test, options: { maxAttempts?: number; soloUrl
       SOLO_URL: options.soloUrl ?? `${solo.origin}/v1`, BACKUP_URL: `${backup.origin}/v1`, BACKUP_KEY: KEYS.backup,
       CLAUDE_URL: `${claude.origin}/v1`, MOCK_API_KEY: PROVIDER_KEY,
     },
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   t.teardown(() => gateway.close());
   return { gateway, a, b, solo, backup, claude };

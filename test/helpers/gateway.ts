@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 import type { CorsOrigins } from '../../src/caller/cors.js';
+import type { Telemetry } from '../../src/trace/telemetry.js';
 
 /** The routes file most engine tests run on: real YAML through the real compiler. */
 export const GATEWAY_ROUTES = readFileSync(new URL('../fixtures/gateway-routes.yaml', import.meta.url), 'utf8');
@@ -37,6 +38,7 @@ export interface GatewayTestOptions {
   readonly corsOrigins?: CorsOrigins;
   /** Callers' counts in this Redis (REDIS_URL). */
   readonly redisUrl?: string;
+  readonly telemetry?: Telemetry;
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
@@ -54,6 +56,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     callerKeys: options.callerKeys ?? [],
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');

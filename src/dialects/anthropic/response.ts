@@ -42,7 +42,11 @@ export function readAnthropicResponse(text: string, routingModel: string): Trans
   const usage = counts ? openAIUsage(counts) : undefined;
   const id = typeof parsed['id'] === 'string' && parsed['id'] !== '' ? parsed['id'] : `chatcmpl-${crypto.randomUUID()}`;
   const head = `{"id":${JSON.stringify(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(routingModel)}`;
-  return { text: `${head},"choices":[${choice}]${usage ? `,"usage":${JSON.stringify(usage.caller)}` : ''}}`, usage: usage?.accounting ?? null };
+  return {
+    text: `${head},"choices":[${choice}]${usage ? `,"usage":${JSON.stringify(usage.caller)}` : ''}}`,
+    usage: usage?.accounting ?? null,
+    described: { id: parsed['id'], model: parsed['model'], finishReasons: [parsed['stop_reason']] },
+  };
 }
 
 function readBlock(block: unknown, raw: string, parts: MessageParts): void {

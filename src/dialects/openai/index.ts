@@ -33,7 +33,9 @@ export const openaiDialect: Dialect = {
     }
     const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
     if (!scan || !isObject(parsed)) return undefined;
-    return { text: setTopLevelString(text, scan, 'model', routingModel), usage: isObject(parsed['usage']) ? (parsed['usage'] as Usage) : null };
+    const choices = Array.isArray(parsed['choices']) ? (parsed['choices'] as unknown[]) : [];
+    const described = { id: parsed['id'], model: parsed['model'], finishReasons: choices.map((choice) => (isObject(choice) ? choice['finish_reason'] : undefined)) };
+    return { text: setTopLevelString(text, scan, 'model', routingModel), usage: isObject(parsed['usage']) ? (parsed['usage'] as Usage) : null, described };
   },
 
   readError(text) {
