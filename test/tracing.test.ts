@@ -257,3 +257,22 @@ t.test('a hostile traceparent is ignored: the request starts its own trace', asy
   }
   t.ok(upstream.requests.every((request) => String(request.headers['tracestate'] ?? '').length <= 512), "an oversized tracestate is not passed on (the W3C limit is 512)");
 });
+
+t.test('the other inbound endpoints are traced too, and every SERVER span names its caller', async (t) => {
+  const { collector, gateway } = await tracedGateway(t);
+  const response = await fetch(`${gateway.origin}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': 'traced-responses' },
+    body: JSON.stringify({ model: 'mock/gpt-4o', input: 'hello' }),
+  });
+  t.equal(response.status, 200);
+  await response.text();
+  const server = await collector.waitFor(() => serverSpanOf(collector.spans, 'traced-responses'));
+  t.equal(server.name, 'POST /v1/responses');
+  t.match(server.attributes, { 'http.route': '/v1/responses', 'gateway.routing_string': 'mock/gpt-4o', 'gateway.caller': 'anonymous' });
+  const attempts = await collector.waitFor(() => {
+    const found = childrenOf(collector.spans, server);
+    return found.length > 0 ? found : undefined;
+  });
+  t.equal(attempts.length, 1, 'one CLIENT span for its one attempt');
+});

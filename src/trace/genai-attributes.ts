@@ -33,6 +33,7 @@ export const GATEWAY = {
   code: 'gateway.code',
   attempt: 'gateway.attempt',
   provider: 'gateway.provider',
+  caller: 'gateway.caller',
 } as const;
 
 export const OPERATION_CHAT = 'chat';

@@ -7,7 +7,8 @@ import { GatewayError } from '../wire/gateway-error.js';
 import { GATEWAY, GEN_AI, OPERATION_CHAT, providerNameOf, requestParameterAttributes, serverOf, type RequestParameters } from './genai-attributes.js';
 import type { Telemetry } from './telemetry.js';
 
-const CHAT_PATH = '/v1/chat/completions';
+/** The inbound endpoints that call providers: each request on them gets a SERVER span. */
+const TRACED_PATHS: ReadonlySet<string> = new Set(['/v1/chat/completions', '/v1/responses', '/v1/messages']);
 /** The provider's strings on a span are cut to this; a provider could send megabytes. */
 const MAX_ATTRIBUTE_CHARS = 256;
 /** One per choice: a provider could send thousands. */
@@ -28,17 +29,17 @@ export interface TracedEndpoint {
 }
 
 /**
- * A SERVER span for each POST /v1/chat/completions, joined to the caller's traceparent, ended when the response
+ * A SERVER span for each POST to an inbound endpoint (chat completions, responses, messages), joined to the caller's traceparent, ended when the response
  * closes. Installed only when OpenTelemetry is configured: otherwise no middleware, and requestTraceOf is undefined.
  */
 export function traceRequests(telemetry: Telemetry): RequestHandler {
   return (req, res, next) => {
-    if (req.method !== 'POST' || req.path !== CHAT_PATH) {
+    if (req.method !== 'POST' || !TRACED_PATHS.has(req.path)) {
       next();
       return;
     }
     const record = recordOf(res);
-    const requestTrace = new RequestTrace(telemetry, req.headers, record);
+    const requestTrace = new RequestTrace(telemetry, req.headers, record, req.path);
     res.locals['trace'] = requestTrace;
     res.once('close', () => requestTrace.end(res));
     next();
@@ -59,6 +60,7 @@ export class RequestTrace {
     private readonly telemetry: Telemetry,
     headers: IncomingHttpHeaders,
     private readonly record: RequestRecord,
+    path: string,
   ) {
     const tracer = telemetry.tracer;
     if (!tracer) {
@@ -68,10 +70,10 @@ export class RequestTrace {
     }
     const parent = telemetry.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
     this.span = tracer.startSpan(
-      `POST ${CHAT_PATH}`,
+      `POST ${path}`,
       {
         kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': 'POST', 'url.path': CHAT_PATH, 'url.scheme': 'http', 'http.route': CHAT_PATH, [GATEWAY.requestId]: record.requestId },
+        attributes: { 'http.request.method': 'POST', 'url.path': path, 'url.scheme': 'http', 'http.route': path, [GATEWAY.requestId]: record.requestId },
       },
       parent,
     );
@@ -96,6 +98,7 @@ export class RequestTrace {
       if (routingString !== null) attributes[GATEWAY.routingString] = routingString;
       if (record.provider !== null) attributes[GATEWAY.provider] = record.provider;
       if (record.gatewayCode !== null) attributes[GATEWAY.code] = record.gatewayCode;
+      if (record.caller !== null) attributes[GATEWAY.caller] = record.caller;
       if (errorType !== null) {
         attributes['error.type'] = errorType;
         this.span.setStatus({ code: SpanStatusCode.ERROR });
