@@ -88,8 +88,8 @@ t.test('error answers for a deprecated model carry the headers too; the log line
   const lines = gateway.requestLogs();
   t.strictSame(lines.map((line) => [line['model'], line['deprecated']]), [['mock/gpt-4o', true], ['mock/gpt-4.1-mini', false]]);
   const samples = parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text());
-  t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4o' }), 1);
-  t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4.1-mini' }), undefined, 'only deprecated models are counted');
+  t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4o', caller: 'anonymous' }), 1);
+  t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4.1-mini', caller: 'anonymous' }), undefined, 'only deprecated models are counted');
 });
 
 t.test('npm run check warns about every passed sunset at its line and column, and still exits 0', async (t) => {

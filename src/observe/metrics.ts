@@ -175,8 +175,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   const deprecatedRequests = new Counter({
     name: 'gateway_deprecated_requests_total',
-    help: 'Requests to deprecated roster models (routes.yaml deprecated), by model: who still calls before the removal.',
-    labelNames: ['model'] as const,
+    help: 'Requests to deprecated roster models (routes.yaml deprecated), by model and caller: who still calls before the removal.',
+    labelNames: ['model', 'caller'] as const,
     registers,
   });
   if (options.spansDropped) {
@@ -206,7 +206,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     const model = record.provider !== null ? (record.model ?? '') : '';
     requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '', record.caller ?? '').inc();
     if (record.costUsd !== null && record.costUsd > 0) cost.labels(record.caller ?? '', model).inc(record.costUsd);
-    if (record.deprecated) deprecatedRequests.labels(model).inc();
+    if (record.deprecated) deprecatedRequests.labels(model, record.caller ?? '').inc();
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
     if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
