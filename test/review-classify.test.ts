@@ -1,8 +1,7 @@
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import type { RouteTables } from '../src/generated/types/route-tables.js';
+import type { CallerTable, RouteTables } from '../src/generated/types/route-tables.js';
 import { reviewChange } from '../scripts/review/classify.js';
-import type { CallerTable } from '../src/generated/types/route-tables.js';
 import { reviewJson } from '../scripts/review/json-output.js';
 import { compileSide, readSide } from '../scripts/review/load-sides.js';
 
@@ -158,4 +157,15 @@ t.test('callers (issue 20 shape, read only when the compiled tables have them): 
   const lost = reviewChange(before, withoutModel, () => 1, 0).breaking.filter((item) => item.kind === 'caller_lost_model').map((item) => item.model);
   t.strictSame(lost, ['gamma/chat']);
   t.strictSame(reviewChange(base, base, () => 1, 0), { breaking: [], behaviour: [], safe: [] }, 'tables without callers: no caller items');
+});
+
+t.test('gated native fields allowed or withdrawn, and prices, are reported per model', async (t) => {
+  const base = side('base').tables;
+  const [name, model] = Object.entries(base.models).find((entry) => entry[1] !== undefined)!;
+  const widened: RouteTables = { ...base, models: { ...base.models, [name]: { ...model!, allowFields: ['service_tier'], price: { inputPerMtok: 1, outputPerMtok: 2, cachedInputPerMtok: null, cacheWritePerMtok: null } } } };
+  const up = reviewChange(base, widened, () => 3, 0);
+  t.strictSame(up.behaviour.map((item) => [item.kind, item.model]), [['fields_allowed', name], ['price_changed', name]]);
+  t.strictSame(up.breaking, []);
+  const down = reviewChange(widened, base, () => 3, 0);
+  t.strictSame(down.breaking.map((item) => [item.kind, item.model, item.after]), [['fields_disallowed', name, []]], 'a withdrawn field is refused from then on');
 });

@@ -118,5 +118,15 @@ function compareModel(model: string, before: ModelTable, after: ModelTable, line
       line: at('deprecated'),
     });
   }
+  // Gated provider-native fields (allow_fields: the model's and its provider's): one allowed is a way to spend or
+  // reach more, which a security reviewer must see; one withdrawn is refused with a 400 from then on.
+  const gained = after.allowFields.filter((field) => !before.allowFields.includes(field));
+  const lost = before.allowFields.filter((field) => !after.allowFields.includes(field));
+  if (lost.length > 0) changes.push({ severity: 'breaking', kind: 'fields_disallowed', ...common, before: [...before.allowFields], after: [...after.allowFields], line: at('allow_fields') });
+  if (gained.length > 0) changes.push({ severity: 'behaviour', kind: 'fields_allowed', ...common, before: [...before.allowFields], after: [...after.allowFields], line: at('allow_fields') });
+  // A price changes what every answer costs and how fast budgets run out.
+  if (!sameValue(before.price, after.price)) {
+    changes.push({ severity: 'behaviour', kind: 'price_changed', ...common, before: before.price ? { ...before.price } : null, after: after.price ? { ...after.price } : null, line: at('price') });
+  }
   return changes;
 }

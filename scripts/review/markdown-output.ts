@@ -77,6 +77,12 @@ function describe(change: Change): string {
       return `deprecated: answers now carry Deprecation (since ${text(field(after, 'since'))}) and Sunset (${text(field(after, 'sunset'))})${field(after, 'replacement') ? `, replacement ${code(String(field(after, 'replacement')))}` : ''}`;
     case 'deprecation_changed':
       return after === null ? 'no longer deprecated' : `deprecation ${text(before)} → ${text(after)}`;
+    case 'fields_allowed':
+      return `callers may now send gated native fields ${list(before)} → ${list(after)} (spend or reach widened)`;
+    case 'fields_disallowed':
+      return `gated native fields no longer allowed (400): ${list(before)} → ${list(after)}`;
+    case 'price_changed':
+      return `price per million tokens ${text(before)} → ${text(after)}: costs and budgets change`;
     case 'max_attempts_changed':
       return `\`max_attempts\` ${text(before)} → ${text(after)}: how many endpoints and fallbacks one request may try`;
     case 'headers_changed':
