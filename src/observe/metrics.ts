@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration } from 'prom-client';
 import type { RequestRecord } from './request-log.js';
 import { readTokenCounts } from './token-counts.js';
 
@@ -133,18 +133,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
-  const readDropped = options.logLinesDropped ?? (() => 0);
-  let droppedSeen = 0;
-  new Counter({
-    name: 'gateway_log_lines_dropped_total',
-    help: 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (README: Logs).',
-    registers,
-    collect() {
-      const dropped = readDropped();
-      this.inc(dropped - droppedSeen);
-      droppedSeen = dropped;
-    },
-  });
+  countedElsewhere(registers, 'gateway_log_lines_dropped_total', 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (README: Logs).', options.logLinesDropped ?? (() => 0));
 
   const attempts = new Counter({
     name: 'gateway_upstream_attempts_total',
@@ -180,18 +169,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     registers,
   });
   if (options.spansDropped) {
-    const spansDropped = options.spansDropped;
-    let counted = 0;
-    new Counter({
-      name: 'gateway_trace_spans_dropped_total',
-      help: 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).',
-      registers,
-      collect() {
-        const now = spansDropped();
-        this.inc(now - counted);
-        counted = now;
-      },
-    });
+    countedElsewhere(registers, 'gateway_trace_spans_dropped_total', 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).', options.spansDropped);
   }
 
   function countTokens(model: string, kind: string, count: number | null): void {
@@ -286,4 +264,19 @@ export function serveClusterMetrics(): void {
 
 function isMessage<T extends { type: string; id: number }>(message: unknown, type: T['type']): message is T {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number';
+}
+
+/** A counter whose total another part keeps (`read`): read at scrape time, and only its growth added. */
+function countedElsewhere(registers: NonNullable<CounterConfiguration<string>['registers']>, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = read();
+      this.inc(now - seen);
+      seen = now;
+    },
+  });
 }
