@@ -1,6 +1,6 @@
 // Named callers on the other inbound endpoints (README: Callers, /v1/responses, /v1/messages): the same keys
 // (x-api-key too on /v1/messages), allowed models and limits as on /v1/chat/completions, refusals in each format.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startGateway } from './helpers/gateway.js';
 import { SEARCH_KEY, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
 
@@ -9,7 +9,7 @@ const ROUTES = callersRoutes(`  search-team:
     models: [mock/big]
     limits: { requests_per_minute: 2 }`);
 
-async function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setUp(t: Test) {
   const mock = await startUsageMock();
   t.teardown(() => mock.upstream.close());
   const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin });
