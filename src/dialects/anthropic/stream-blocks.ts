@@ -1,6 +1,6 @@
 import { editTopLevel, scanTopLevel } from '../../wire/json-top-level.js';
 import { StreamLimitError, type StreamBudget } from '../stream-budget.js';
-import type { ChunkWriter } from './chunks.js';
+import type { ChunkWriter } from '../chunk-writer.js';
 import { isObject, rawValueOf } from './json-values.js';
 
 /** What the stream knows about one open content block. */

@@ -2,7 +2,7 @@ import { SSE_DONE, sseError } from '../../wire/sse-format.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { StreamBudget } from '../stream-budget.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
-import { ChunkWriter } from './chunks.js';
+import { ChunkWriter } from '../chunk-writer.js';
 import { anthropicErrorOf } from './errors.js';
 import { finishReasonOf } from './finish-reason.js';
 import { isObject, parseJson, rawValueOf } from './json-values.js';

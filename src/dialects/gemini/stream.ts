@@ -1,6 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
 import { SSE_DONE, sseError } from '../../wire/sse-format.js';
-import { ChunkWriter } from '../anthropic/chunks.js';
+import { ChunkWriter } from '../chunk-writer.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody } from '../stream-error.js';

@@ -1,5 +1,5 @@
-import type { Usage } from '../../generated/types/usage.js';
-import { sseData } from '../../wire/sse-format.js';
+import type { Usage } from '../generated/types/usage.js';
+import { sseData } from '../wire/sse-format.js';
 
 /** One tool call's piece of a delta: its start (id, name) or a fragment of its arguments. */
 export type ToolCallDelta =
@@ -8,7 +8,8 @@ export type ToolCallDelta =
 
 /**
  * Writes OpenAI chat.completion.chunk events with one id and created for the whole stream and the
- * routing string as model. The id is the provider's message id once message_start gave it.
+ * routing string as model (the dialects that translate streams into chat chunks share it). The id is the
+ * provider's message id once its stream gave it.
  */
 export class ChunkWriter {
   private readonly created = Math.floor(Date.now() / 1000);
