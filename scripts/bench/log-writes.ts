@@ -7,7 +7,7 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { destination as pinoDestination, pino } from 'pino';
 import { batchedLogOutput } from '../../src/observe/log-destination.js';
 import { describeMachine, packageVersion } from './report.js';
 
@@ -50,7 +50,7 @@ if (process.argv[2] === '--child') {
 
 async function child(mode: Mode, fd: number): Promise<void> {
   const output = mode === 'batched' ? batchedLogOutput(fd) : null;
-  const destination = output?.stream ?? pino.destination({ dest: fd, sync: false });
+  const destination = output?.stream ?? pinoDestination({ dest: fd, sync: false });
   const logger = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
   for (let i = 0; i < 2_000; i++) logger.info(FIELDS, 'request'); // JIT warm-up, not counted
   output?.flushNow();
