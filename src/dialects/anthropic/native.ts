@@ -11,7 +11,8 @@ const CONTINUE: StreamStep = { frames: '' };
  * caller's bytes go on with only `model` set to the upstream model (cache_control, thinking signatures, betas
  * as sent), and the provider's answer comes back with only `model` set to the routing string.
  */
-export function anthropicNative(format: NativeFormat): NativeDialect {
+export function anthropicNative(format: NativeFormat): NativeDialect | undefined {
+  if (format !== 'anthropic-messages' && format !== 'anthropic-count-tokens') return undefined; // another API's format
   const path = format === 'anthropic-messages' ? 'messages' : 'messages/count_tokens';
   return {
     buildRequest(call, upstreamModel) {
