@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { compileRoutes } from '../scripts/routes/compile-routes.js';
 import { formatProblem } from '../scripts/routes/problem.js';
 import { claudeStream, eventsOf, startInboundRig } from './helpers/inbound-rig.js';
@@ -69,7 +69,7 @@ t.test('a native stream split at odd bytes (inside UTF-8 characters too) arrives
   t.match(rig.gateway.requestLogs()[0], { gateway_code: null, prompt_tokens: 20 });
 });
 
-async function failedEnd(t: Parameters<Parameters<typeof t.test>[1]>[0], rig: NativeRig, code: string): Promise<void> {
+async function failedEnd(t: Test, rig: NativeRig, code: string): Promise<void> {
   const events = eventsOf(await (await streamed(rig, { model: 'oai/resp' })).text());
   const last = events.at(-1)!;
   t.equal(last.event, 'response.failed');

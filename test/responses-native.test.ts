@@ -93,11 +93,12 @@ t.test('refused before anything is sent, native route or not: previous_response_
     [{ conversation: 'conv_1' }, 'conversation'],
     [{ background: true }, 'background'],
     [{ tools: [{ type: 'function', name: 'f', parameters: {} }, { type: 'web_search' }] }, 'tools[1].type'],
+    [{ stream: 'yes' }, 'stream'],
   ];
   for (const [fields, param] of cases) {
     const answer = await fetch(`${rig.gateway.origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oai/resp', input: 'hi', ...fields }) });
     t.equal(answer.status, 400, param);
-    t.match(await answer.json(), { error: { param, code: 'unsupported_parameter' } }, param);
+    t.match(await answer.json(), { error: { param, code: param === 'stream' ? 'invalid_request' : 'unsupported_parameter' } }, param);
   }
   t.equal(rig.oai.requests.length, 0);
 });

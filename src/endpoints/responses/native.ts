@@ -1,7 +1,7 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { AnswerWriter, StreamFrames } from '../../routing/answer-writer.js';
 import { parsed, writeJson } from '../chat-answer.js';
-import { isObject, shown, stringField, unsupportedField } from '../inbound-fields.js';
+import { invalidField, isObject, shown, stringField, unsupportedField } from '../inbound-fields.js';
 import { failedError, itemId } from './response-object.js';
 import { refuseStateful } from './request.js';
 
@@ -17,6 +17,8 @@ const CREATED = 'event: response.created\n';
 export function readNativeResponses(body: Record<string, unknown>): { model: string; stream: boolean } {
   refuseStateful(body);
   const model = stringField(body['model'], 'model');
+  // Whether the answer streams is the gateway's to know as the provider will: nothing but a boolean.
+  if (body['stream'] !== undefined && body['stream'] !== null && typeof body['stream'] !== 'boolean') throw invalidField('stream', `Invalid 'stream': expected a boolean.`);
   const tools = body['tools'];
   if (Array.isArray(tools)) {
     tools.forEach((tool, i) => {
