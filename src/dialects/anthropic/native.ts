@@ -3,6 +3,7 @@ import type { NativeDialect, NativeFormat, StreamStep, StreamTranslator } from '
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { isObject, parseJson } from './json-values.js';
 import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
+import { typedEvent } from '../typed-event.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
@@ -43,9 +44,7 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
-      const parsed = parseJson(message.data);
-      const data = isObject(parsed) ? parsed : {};
-      const type = typeof data['type'] === 'string' ? data['type'] : message.event;
+      const { data, type } = typedEvent(message);
       let text = message.data;
       if (type === 'message_start' && isObject(data['message'])) {
         counts = mergeCounts(counts, data['message']['usage']);

@@ -3,6 +3,7 @@ import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-t
 import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
+import { typedEvent } from '../typed-event.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 /** Events that end a Responses stream with the whole answer. */
@@ -50,9 +51,9 @@ function responsesStreamTranslator(routingModel: string): StreamTranslator {
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
-      const parsed = parseJson(message.data);
-      const data = isObject(parsed) ? parsed : {};
-      const type = typeof data['type'] === 'string' ? data['type'] : (message.event ?? 'message');
+      const event = typedEvent(message);
+      const { data } = event;
+      const type = event.type ?? 'message';
       const response = isObject(data['response']) ? data['response'] : undefined;
       const text = response ? withResponseModel(message.data, routingModel) : message.data;
       const frames = `event: ${type.replaceAll(/[\r\n]/g, '')}\ndata: ${text.replaceAll(/\r\n|\r|\n/g, '')}\n\n`;
