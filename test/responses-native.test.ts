@@ -163,3 +163,16 @@ t.test('the AI SDK\'s default provider over a native route', async (t) => {
   t.equal(result.usage.inputTokens, 20);
   t.equal(rig.oai.requests[0]!.url, '/v1/responses');
 });
+
+t.test('the AI SDK\'s streamText over a native route', async (t) => {
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  const { streamText } = await import('ai');
+  const rig = await startNativeRig(t);
+  rig.answer = (_request, _body, res) => sendEvents(res, framed(responseEvents(['Str', 'eamed.'])));
+  const result = streamText({ model: createOpenAI({ baseURL: `${rig.gateway.origin}/v1`, apiKey: 'sk-caller' })('oai/resp'), prompt: 'Hello', maxRetries: 0 });
+  let text = '';
+  for await (const part of result.textStream) text += part;
+  t.equal(text, 'Streamed.');
+  t.equal(await result.finishReason, 'stop');
+  t.equal((await result.usage).outputTokens, 6);
+});
