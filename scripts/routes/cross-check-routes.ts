@@ -64,6 +64,11 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
       report(['models', model], 'key', 'needs max_output_tokens (its provider speaks the anthropic dialect, which must send max_tokens)');
     }
     if (Object.hasOwn(routes.providers, segments[0] ?? '')) checkThinking(model, mapAt(routes.models, model), mapAt(routes.providers, segments[0]!)['dialect'], report);
+    const dialect = Object.hasOwn(routes.providers, segments[0] ?? '') ? (mapAt(routes.providers, segments[0]!)['dialect'] ?? 'openai') : 'openai';
+    // Only OpenAI's own API (and its compatibles that copy it) serves /responses: another dialect has no such path.
+    if (mapAt(routes.models, model)['api'] !== undefined && dialect !== 'openai') {
+      report(['models', model, 'api'], 'key', `is for models of an openai-dialect provider (this one speaks ${String(dialect)}): only OpenAI's API serves /responses`);
+    }
   }
   for (const model of modelKeys) {
     const prefix = model.split('/')[0]!;

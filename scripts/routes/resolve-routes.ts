@@ -45,6 +45,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       maxOutputTokens: entry?.max_output_tokens ?? null,
       reasoning: entry?.reasoning ?? 'none',
       ...geminiThinking(entry ?? null, routes.providers[routingString.slice(0, slash)]?.dialect),
+      ...(entry?.api === 'responses' ? { api: 'responses' as const } : {}),
       fallback: entry?.fallback ?? [],
       deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
       allowFields: [...new Set([...(routes.providers[routingString.slice(0, slash)]?.allow_fields ?? []), ...(entry?.allow_fields ?? [])])],

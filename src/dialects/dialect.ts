@@ -1,7 +1,7 @@
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../wire/provider-error.js';
-import type { ReasoningMode, ThinkingBudget } from '../generated/types/route-tables.js';
+import type { ModelTable, ReasoningMode, ThinkingBudget } from '../generated/types/route-tables.js';
 import type { SseMessage } from '../wire/sse-parser.js';
 
 /** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own. */
@@ -154,12 +154,17 @@ export interface Dialect {
   readError(text: string): ProviderErrorDetails;
   /** A reader for one streamed answer: its framing and its translation. */
   createStreamReader(context: StreamReaderContext): StreamReader;
-  /** The inbound wire formats this dialect takes as the caller sent them; undefined for a format it does not. */
-  native?(format: NativeFormat): NativeDialect | undefined;
+  /** The inbound wire formats this dialect takes as the caller sent them for this route's model; undefined for a format it does not. */
+  native?(format: NativeFormat, route: NativeRoute): NativeDialect | undefined;
 }
 
 /** Inbound wire formats a dialect may take natively (the caller's body, not the internal chat form). */
-export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens';
+export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-responses';
+
+/** What routes.yaml says of the model that decides a native format: `api: responses` (openai dialect). */
+export interface NativeRoute {
+  readonly api?: ModelTable['api'];
+}
 
 /** A caller's body in an inbound wire format, for a dialect that takes it natively. */
 export interface NativeCall {

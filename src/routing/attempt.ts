@@ -126,7 +126,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
 function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProvider, hideUsage: boolean): Omit<PreparedCall, 'price' | 'upstreamModel'> {
   const { answer, body } = request;
   const native = answer?.native;
-  const nativeDialect = native ? provider.dialect.native?.(native.call.format) : undefined;
+  const nativeDialect = native ? provider.dialect.native?.(native.call.format, route) : undefined;
   if (native && nativeDialect) {
     return {
       outgoing: nativeDialect.buildRequest(native.call, route.upstreamModel),

@@ -3,6 +3,7 @@ import type { NativeDialect, NativeFormat, StreamStep, StreamTranslator } from '
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { isObject, parseJson } from './json-values.js';
 import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
+import { typedEvent } from '../typed-event.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
@@ -11,7 +12,8 @@ const CONTINUE: StreamStep = { frames: '' };
  * caller's bytes go on with only `model` set to the upstream model (cache_control, thinking signatures, betas
  * as sent), and the provider's answer comes back with only `model` set to the routing string.
  */
-export function anthropicNative(format: NativeFormat): NativeDialect {
+export function anthropicNative(format: NativeFormat): NativeDialect | undefined {
+  if (format !== 'anthropic-messages' && format !== 'anthropic-count-tokens') return undefined; // another API's format
   const path = format === 'anthropic-messages' ? 'messages' : 'messages/count_tokens';
   return {
     buildRequest(call, upstreamModel) {
@@ -42,9 +44,7 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
-      const parsed = parseJson(message.data);
-      const data = isObject(parsed) ? parsed : {};
-      const type = typeof data['type'] === 'string' ? data['type'] : message.event;
+      const { data, type } = typedEvent(message);
       let text = message.data;
       if (type === 'message_start' && isObject(data['message'])) {
         counts = mergeCounts(counts, data['message']['usage']);

@@ -5,9 +5,10 @@ import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error
 import { ChunkWriter } from '../chunk-writer.js';
 import { anthropicErrorOf } from './errors.js';
 import { finishReasonOf } from './finish-reason.js';
-import { isObject, parseJson, rawValueOf } from './json-values.js';
+import { isObject, rawValueOf } from './json-values.js';
 import { ContentBlocks } from './stream-blocks.js';
 import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
+import { typedEvent } from '../typed-event.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
@@ -55,9 +56,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
       if (ended) return CONTINUE;
       // Comments keep idle connections alive on the caller's side too.
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
-      const parsed = parseJson(message.data);
-      const data = isObject(parsed) ? parsed : {};
-      const type = typeof data['type'] === 'string' ? data['type'] : message.event;
+      const { data, type } = typedEvent(message);
       switch (type) {
         case 'message_start': {
           const start = isObject(data['message']) ? data['message'] : {};

@@ -4,6 +4,7 @@ import type { Dialect, OutgoingCall } from '../dialect.js';
 import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { refuseOverOutputLimit } from '../output-limit.js';
+import { openaiNative } from './responses-native.js';
 import { createOpenAIStreamTranslator } from './stream.js';
 
 /**
@@ -62,6 +63,9 @@ export const openaiDialect: Dialect = {
     const translator = createOpenAIStreamTranslator(context);
     return sseStreamReader(translator, context.maxEventChars, translator.lane);
   },
+
+  // POST /v1/responses goes natively to a model routes.yaml marks `api: responses`.
+  native: openaiNative,
 };
 
 /**

@@ -3,24 +3,40 @@ import type { AnswerWriter } from '../../routing/answer-writer.js';
 import { gatewayError } from '../../wire/gateway-error.js';
 import { chatCompletionsHandler, type ChatCompletionsOptions, type InboundFormat } from '../chat-completions.js';
 import { parsed, writeJson } from '../chat-answer.js';
-import { readResponsesRequest } from './request.js';
+import { isObject, invalidField } from '../inbound-fields.js';
+import { nativeResponsesWriter, readNativeResponses } from './native.js';
+import { readResponsesRequest, type ResponsesRequest } from './request.js';
 import { responseHead, responseOfCompletion, type ResponseHead } from './response-object.js';
 import { responsesStream } from './stream.js';
 
 /** Chat fields a dialect may name in a 400, as the Responses request calls them. */
 const PARAM_NAMES = { response_format: 'text.format', max_completion_tokens: 'max_output_tokens', reasoning_effort: 'reasoning.effort', messages: 'input' };
 
-/** POST /v1/responses, stateless: the request translated to the internal chat form, the answer back to a response object or event stream. */
+/**
+ * POST /v1/responses, stateless: natively to models marked `api: responses`, else the request translated to the
+ * internal chat form and the answer back to a response object or event stream.
+ */
 export function responsesHandler(options: Omit<ChatCompletionsOptions, 'inbound'>) {
   return chatCompletionsHandler({ ...options, inbound: responsesFormat(options.maxUpstreamBodyBytes) });
 }
 
 function responsesFormat(maxAnswerChars: number): InboundFormat {
   return {
-    read({ value }) {
-      const request = readResponsesRequest(value);
-      const head = responseHead(request.chat['model'] as string, request);
-      return { text: JSON.stringify(request.chat), value: request.chat, answer: { chat: responsesWriter(head, maxAnswerChars) } };
+    read({ text, value }) {
+      if (!isObject(value)) throw invalidField('', 'The request body must be a JSON object.');
+      const { model, stream } = readNativeResponses(value);
+      // To a model routes.yaml marks `api: responses`, the caller's bytes go natively (README: POST /v1/responses).
+      const native = { call: { format: 'openai-responses', text, headers: {} } as const, writer: nativeResponsesWriter(model) };
+      // The chat form is built now; a field it cannot carry is refused only when a route without native Responses comes to serve it.
+      let request: ResponsesRequest;
+      try {
+        request = readResponsesRequest(value);
+      } catch (error) {
+        const placeholder = { model, messages: [{ role: 'user', content: '' }], ...(stream ? { stream: true } : {}) };
+        return { text: JSON.stringify(placeholder), value: placeholder, answer: { native, chat: { refusal: error as Error } } };
+      }
+      const head = responseHead(model, request);
+      return { text: JSON.stringify(request.chat), value: request.chat, answer: { native, chat: responsesWriter(head, maxAnswerChars) } };
     },
     paramNames: PARAM_NAMES,
   };

@@ -50,7 +50,8 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   return { chat, stream, includeEncrypted: includesEncrypted(body['include']), echo: echoOf(body) };
 }
 
-function refuseStateful(body: Record<string, unknown>): void {
+/** What a stateless gateway cannot do, on every route, native or not: refused before anything is sent. */
+export function refuseStateful(body: Record<string, unknown>): void {
   const stateless = 'this gateway is stateless and stores no responses: send the whole conversation as input items';
   if (body['previous_response_id'] !== undefined && body['previous_response_id'] !== null) {
     throw unsupportedField('previous_response_id', `'previous_response_id' is not supported: ${stateless}.`);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import { isObject } from '../inbound-fields.js';
 import { encryptedContentOf } from './reasoning-replay.js';
 import type { ResponsesRequest } from './request.js';
@@ -36,6 +37,11 @@ export function responseObject(head: ResponseHead, status: string, output: unkno
     usage: null,
     ...extra,
   };
+}
+
+/** A response.failed's `error`: the gateway's envelope fields, `code` never null (the openai client reads it). */
+export function failedError(body: ErrorBody): Record<string, unknown> {
+  return { ...body, code: body.code ?? body.gateway_code };
 }
 
 /** The terminal status of a chat finish_reason, with incomplete_details when it did not complete. */

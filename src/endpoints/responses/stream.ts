@@ -2,7 +2,8 @@ import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
 import { chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
-import { functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
+import { StreamLimitError } from '../../dialects/stream-budget.js';
+import { failedError, functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
 
 /** One output item being streamed. */
 type OpenItem =
@@ -75,17 +76,20 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     return frames;
   };
 
+  /** A reasoning item opens with its block when the block comes first (a redacted one): then `added` carries it too, as OpenAI's does. */
+  const openReasoning = (block?: string): string => {
+    const frames = closeReasoning() + closeMessage();
+    reasoning = { kind: 'reasoning', index: nextIndex(), id: itemId('rs'), text: '', blocks: block === undefined ? [] : [block] };
+    return frames + event('response.output_item.added', { output_index: reasoning.index, item: reasoningItem(reasoning.id, '', reasoning.blocks, head.request.includeEncrypted) });
+  };
   const reasoningText = (text: string): string => {
     let frames = '';
-    if (!reasoning) {
-      frames += closeMessage();
-      reasoning = { kind: 'reasoning', index: nextIndex(), id: itemId('rs'), text: '', blocks: [] };
-      frames += event('response.output_item.added', { output_index: reasoning.index, item: { type: 'reasoning', id: reasoning.id, summary: [] } });
-    }
-    const at = { item_id: reasoning.id, output_index: reasoning.index, summary_index: 0 };
-    if (text === '') return frames;
-    if (reasoning.text === '') frames += event('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
-    reasoning.text += text;
+    // A block ends its thinking: text after it is the next block's, in an item of its own.
+    if (!reasoning || reasoning.blocks.length > 0) frames += openReasoning();
+    const open = reasoning!;
+    const at = { item_id: open.id, output_index: open.index, summary_index: 0 };
+    if (open.text === '') frames += event('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+    open.text += text;
     return frames + event('response.reasoning_summary_text.delta', { ...at, delta: text });
   };
   const contentText = (text: string): string => {
@@ -118,9 +122,8 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
 
   const chunk = (data: Record<string, unknown>): string => {
     held += JSON.stringify(data['choices'] ?? '').length;
-    if (held > maxAnswerChars) {
-      return failed({ ...TOO_LARGE, message: `The answer grew past ${maxAnswerChars} characters, more than a response object may hold here (MAX_UPSTREAM_BODY_BYTES).` });
-    }
+    // Thrown, not answered here: the engine ends the stream with response.failed naming the provider, and logs the code.
+    if (held > maxAnswerChars) throw new StreamLimitError(`sent an answer that grew past ${maxAnswerChars} characters, more than a response object may hold here (MAX_UPSTREAM_BODY_BYTES)`);
     if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
     if (!choice) return '';
@@ -129,9 +132,9 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     if (typeof delta['reasoning_content'] === 'string' && delta['reasoning_content'] !== '') frames += reasoningText(delta['reasoning_content']);
     if (Array.isArray(delta['thinking_blocks'])) {
       for (const block of delta['thinking_blocks']) {
-        frames += reasoningText('');
-        if (reasoning!.blocks.length > 0) frames += closeReasoning() + reasoningText('');
-        reasoning!.blocks.push(JSON.stringify(block));
+        // The block closes the item its thinking text opened; a block without one (redacted) opens its own.
+        if (reasoning && reasoning.blocks.length === 0) reasoning.blocks.push(JSON.stringify(block));
+        else frames += openReasoning(JSON.stringify(block));
       }
     }
     if (typeof delta['content'] === 'string' && delta['content'] !== '') frames += contentText(delta['content']);
@@ -152,8 +155,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     if (finished) return '';
     finished = true;
     const frames = open() + closeReasoning() + closeMessage() + closeCalls();
-    const error = { ...body, code: body.code ?? body.gateway_code };
-    return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error, usage: usageOf(usage) }) });
+    return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error: failedError(body), usage: usageOf(usage) }) });
   };
 
   const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
@@ -166,15 +168,3 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     finished: () => finished,
   };
 }
-
-const TOO_LARGE: ErrorBody = {
-  message: '',
-  type: 'server_error',
-  code: 'invalid_upstream_response',
-  param: null,
-  origin: 'gateway',
-  gateway_code: 'invalid_upstream_response',
-  provider: null,
-  provider_status: null,
-  provider_code: null,
-};
