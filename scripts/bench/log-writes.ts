@@ -61,7 +61,7 @@ async function child(mode: Mode, fd: number): Promise<void> {
     // One line per turn of the event loop, as a gateway logs one line per answered request.
     await new Promise((resolve) => setImmediate(resolve));
   }
-  await new Promise<void>((resolve) => (destination as NodeJS.EventEmitter & { flush(cb: () => void): void }).flush(() => resolve()));
+  await new Promise<void>((resolve) => (destination as unknown as { flush(cb: () => void): void }).flush(() => resolve()));
   const used = process.cpuUsage(start);
   process.send?.({ usPerLine: (used.user + used.system) / LINES });
 }
