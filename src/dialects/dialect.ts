@@ -164,6 +164,9 @@ export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'op
 /** What routes.yaml says of the model that decides a native format: `api: responses` (openai dialect). */
 export interface NativeRoute {
   readonly api?: ModelTable['api'];
+  /** routes.yaml allow_fields of the model and its provider: the gated fields a native body may carry. */
+  readonly allowFields?: readonly string[];
+  readonly reasoning?: ModelTable['reasoning'];
 }
 
 /** A caller's body in an inbound wire format, for a dialect that takes it natively. */
@@ -177,6 +180,7 @@ export interface NativeCall {
 
 /** How a dialect serves one native format: the caller's bytes out, the provider's bytes back (only `model` changed). */
 export interface NativeDialect {
+  /** Throws the gateway's 400 for a gated field routes.yaml does not allow this route. */
   buildRequest(call: NativeCall, upstreamModel: string): OutgoingRequest;
   /** A 2xx body with `model` set to the routing string; undefined when it is not a usable answer. */
   readResponse(text: string, routingModel: string): TranslatedResponse | undefined;

@@ -9,5 +9,5 @@ export const anthropicDefaults: DialectDefaults = {
   headers: { 'anthropic-version': '2023-06-01' },
   // Passed through as sent, each lets a caller spend or reach more on the gateway's account: remote MCP servers
   // the provider calls, a code-execution container, a pricier service tier, thinking on a model declared not to.
-  gatedFields: ['container', 'mcp_servers', 'service_tier', 'thinking'],
+  gatedFields: ['container', 'mcp_servers', 'server_tools', 'service_tier', 'thinking'],
 };

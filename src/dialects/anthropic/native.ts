@@ -1,5 +1,6 @@
 import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
-import type { NativeDialect, NativeFormat, StreamStep, StreamTranslator } from '../dialect.js';
+import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
+import { refuseGatedFields, refuseServerTools } from './request/gated-fields.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { isObject, parseJson } from './json-values.js';
 import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
@@ -12,13 +13,15 @@ const CONTINUE: StreamStep = { frames: '' };
  * caller's bytes go on with only `model` set to the upstream model (cache_control, thinking signatures, betas
  * as sent), and the provider's answer comes back with only `model` set to the routing string.
  */
-export function anthropicNative(format: NativeFormat): NativeDialect | undefined {
+export function anthropicNative(format: NativeFormat, route: NativeRoute): NativeDialect | undefined {
   if (format !== 'anthropic-messages' && format !== 'anthropic-count-tokens') return undefined; // another API's format
   const path = format === 'anthropic-messages' ? 'messages' : 'messages/count_tokens';
   return {
     buildRequest(call, upstreamModel) {
       const scan = scanTopLevel(call.text);
       if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
+      // What lets a caller spend or reach more passes only where routes.yaml allows it; counting tokens spends nothing.
+      if (format === 'anthropic-messages') refuseGated(call.text, route);
       return { path, body: setTopLevelString(call.text, scan, 'model', upstreamModel), headers: call.headers };
     },
     readResponse(text, routingModel) {
@@ -34,6 +37,18 @@ export function anthropicNative(format: NativeFormat): NativeDialect | undefined
       return sseStreamReader(nativeStreamTranslator(context.routingModel), context.maxEventChars);
     },
   };
+}
+
+/** The gated fields and server tools of a native Messages body, refused unless the route's allow_fields lists them. */
+function refuseGated(text: string, route: NativeRoute): void {
+  const body = parseJson(text);
+  if (!isObject(body)) return;
+  const allowedFields = route.allowFields ?? [];
+  const given = (key: string) => (Object.hasOwn(body, key) && body[key] !== null ? { value: body[key] } : undefined);
+  // A model's reasoning unknown here is treated as none, so `thinking` then needs allow_fields.
+  const reasoning = route.reasoning === 'budget' || route.reasoning === 'adaptive' ? route.reasoning : 'none';
+  refuseGatedFields({ given }, { reasoning, allowedFields });
+  refuseServerTools(body['tools'], allowedFields);
 }
 
 /** Each event as Anthropic framed it (re-framed on one data line), message_start's model set to the routing string. */
