@@ -100,7 +100,7 @@ errors:
   const bad = compileRoutes(routes('    allow_fields: [mcp_servers, web_search]\n', ', allow_fields: [container]'));
   t.strictSame(bad.ok ? [] : bad.problems.map((problem) => formatProblem('routes.yaml', problem)), [
     'routes.yaml:6:33: providers.claude.allow_fields[1]: "web_search" is not a field the anthropic dialect gates: it gates only container, mcp_servers, server_tools, service_tier, thinking',
-    'routes.yaml:12:29: models."plain/x".allow_fields[0]: "service_tier" is not a field the openai dialect gates: it gates no field (every field passes as sent)',
+    'routes.yaml:12:29: models."plain/x".allow_fields[0]: "service_tier" is not a field the openai dialect gates: it gates only built_in_tools',
   ]);
   const good = compileRoutes(routes('    allow_fields: [mcp_servers]\n', ', allow_fields: [container, mcp_servers]').replace('  plain/x: { allow_fields: [service_tier] }\n', '  plain/x:\n'));
   t.ok(good.ok);

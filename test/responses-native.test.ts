@@ -103,6 +103,23 @@ t.test('refused before anything is sent, native route or not: previous_response_
   t.equal(rig.oai.requests.length, 0);
 });
 
+t.test('built-in tools go natively only to a model whose allow_fields lists built_in_tools; elsewhere a 400 naming the tool', async (t) => {
+  const rig = await startNativeRig(t);
+  rig.answer = (_request, _body, res) => sendJson(res, 200, responseObject([messageOutput('Searched.')]));
+  const tools = [{ type: 'function', name: 'f', parameters: {} }, { type: 'web_search' }];
+  const send = (model: string) => fetch(`${rig.gateway.origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, input: 'news?', tools }) });
+  for (const model of ['oai/resp', 'oai/chat']) {
+    const refused = await send(model);
+    t.equal(refused.status, 400, model);
+    t.match(await refused.json(), { error: { param: 'tools[1].type', code: 'unsupported_parameter', message: /built_in_tools/ } }, `${model}: named, with what would allow it`);
+  }
+  t.equal(rig.oai.requests.length, 0, 'nothing was sent');
+  const allowed = await send('oai/resp-tools');
+  t.equal(allowed.status, 200);
+  t.match(await allowed.json(), { model: 'oai/resp-tools', output: [{ type: 'message' }] });
+  t.strictSame(JSON.parse(rig.oai.requests[0]!.body).tools, tools, 'the tools went as sent');
+});
+
 t.test('a provider error before the answer is the gateway envelope; after the first event, the provider\'s own response.failed passes', async (t) => {
   const rig = await startNativeRig(t);
   rig.answer = (_request, _body, res) => sendJson(res, 400, { error: { message: 'Unknown parameter: foo', type: 'invalid_request_error', param: 'foo', code: 'unknown_parameter' } });

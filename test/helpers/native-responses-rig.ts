@@ -23,6 +23,7 @@ models:
   oai/chat: { upstream_model: gpt-chat }
   oai/resp: { upstream_model: gpt-5-resp, api: responses, price: { input_per_mtok: 1, output_per_mtok: 2 } }
   oai/resp-to-chat: { upstream_model: gpt-down, api: responses, fallback: [backup/chat] }
+  oai/resp-tools: { upstream_model: gpt-5-resp, api: responses, allow_fields: [built_in_tools] }
 errors:
   default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
 `;

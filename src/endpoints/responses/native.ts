@@ -5,8 +5,6 @@ import { invalidField, isObject, shown, stringField, unsupportedField } from '..
 import { failedError, itemId } from './response-object.js';
 import { refuseStateful } from './request.js';
 
-/** Tools the caller runs itself; every other type is a built-in tool that runs (and bills) at the provider. */
-const CALLER_TOOLS = new Set(['function', 'custom']);
 const SEQUENCE_KEY = '"sequence_number":';
 const CREATED = 'event: response.created\n';
 
@@ -19,15 +17,6 @@ export function readNativeResponses(body: Record<string, unknown>): { model: str
   const model = stringField(body['model'], 'model');
   // Whether the answer streams is the gateway's to know as the provider will: nothing but a boolean.
   if (body['stream'] !== undefined && body['stream'] !== null && typeof body['stream'] !== 'boolean') throw invalidField('stream', `Invalid 'stream': expected a boolean.`);
-  const tools = body['tools'];
-  if (Array.isArray(tools)) {
-    tools.forEach((tool, i) => {
-      const type = isObject(tool) ? tool['type'] : undefined;
-      if (!CALLER_TOOLS.has(type as string)) {
-        throw unsupportedField(`tools[${i}].type`, `'tools[${i}].type' ${shown(type)} is not supported: built-in tools run and bill at the provider, and this gateway does not enable them; send function tools.`);
-      }
-    });
-  }
   return { model, stream: body['stream'] === true };
 }
 

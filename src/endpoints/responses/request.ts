@@ -205,7 +205,7 @@ function toolsOf(tools: unknown): Record<string, unknown>[] {
   return tools.map((tool, i) => {
     if (!isObject(tool)) throw invalidField(`tools[${i}]`, `Invalid 'tools[${i}]': expected an object.`);
     if (tool['type'] !== 'function') {
-      throw unsupportedField(`tools[${i}].type`, `'tools[${i}].type' ${shown(tool['type'])} is not supported: built-in tools run at OpenAI, and no route of this gateway serves them; send function tools.`);
+      throw unsupportedField(`tools[${i}].type`, `'tools[${i}].type' ${shown(tool['type'])} is not supported on this route: built-in tools run and bill at the provider, and only a model marked api: responses whose routes.yaml allow_fields lists built_in_tools takes them; send function tools.`);
     }
     const fn: Record<string, unknown> = { name: stringField(tool['name'], `tools[${i}].name`) };
     copyPresent(tool, fn, ['description', 'parameters', 'strict']);
