@@ -2,12 +2,8 @@
 // streams with real prompts are bounded by memory, not by the body budget; before the commit the body stays
 // charged (and there for failover).
 import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { compileRoutes } from '../scripts/routes/compile-routes.js';
-import { createGateway } from '../src/app.js';
-import { envelopeOf, PROVIDER_KEY } from './helpers/gateway.js';
+import { envelopeOf, PROVIDER_KEY, startGateway } from './helpers/gateway.js';
 import { failoverRoutes, KEYS, switchable, type Behaviour } from './helpers/failover-setup.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 
@@ -18,30 +14,14 @@ const prompt = (n: number) => JSON.stringify({ model: 'pool/main', stream: true,
 
 async function startBudgetedGateway(t: Test) {
   const [a, b] = await Promise.all([switchable(t), switchable(t)]);
-  const compiled = compileRoutes(failoverRoutes());
-  if (!compiled.ok) throw new Error('test routes do not compile');
-  const gateway = createGateway(compiled.tables, {
-    env: { A_URL: `${a.origin}/v1`, A_KEY: KEYS.a, B_URL: `${b.origin}/v1`, B_KEY: KEYS.b, BACKUP_URL: 'http://127.0.0.1:9/v1', MOCK_API_KEY: PROVIDER_KEY },
-    version: '0.0.0-test',
+  const gateway = await startGateway({
+    routes: failoverRoutes(),
+    env: { A_URL: `${a.origin}/v1`, A_KEY: KEYS.a, B_URL: `${b.origin}/v1`, B_KEY: KEYS.b, MOCK_API_KEY: PROVIDER_KEY },
     maxBodyBytes: 100_000,
-    maxUpstreamBodyBytes: 1024 * 1024,
     maxBodyBytesInFlight: BUDGET,
-    callerKeys: [],
-    logger: pino({ level: 'silent' }),
   });
-  const server = gateway.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        gateway.close();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = (body: string) => fetch(`${origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  return { a, b, post };
+  t.teardown(() => gateway.close());
+  return { a, b, post: (body: string) => gateway.post(body) };
 }
 
 /** Answers each call with a stream's first event and keeps it open; `held` has every response so far. */

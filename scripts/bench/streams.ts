@@ -12,7 +12,7 @@
 //
 // Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PROMPT_BYTES (0: one short message; 20480: a real
 // prompt of that many bytes in ~100-byte messages, which the gateway must let go of once each answer has started,
-// issue 25 item 8), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
+// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
 // BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
 // target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
 // streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
@@ -54,6 +54,8 @@ const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 1000, 5, 10_000);
 const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
 const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 500, 10, 100_000);
 const PROMPT_BYTES = envNumber('BENCH_STREAMS_PROMPT_BYTES', 0, 0, 1024 * 1024);
+/** Node options for the gateway only (e.g. `--max-semi-space-size=2`, to see what the young generation's growth costs). */
+const NODE_ARGS = (process.env['BENCH_STREAMS_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
 const SETTLE_SECONDS = 2;
 /** Streams per load process: each keeps well under its own file limit and one core's worth of reading. */
 const STREAMS_PER_LOAD = 2000;
@@ -72,7 +74,7 @@ ensureBuilt('bench:streams');
 
 async function startTarget(name: TargetName, providerPort: number, heapDir: string | null): Promise<{ pid: number; url: string; model: string; stop(): Promise<void> }> {
   if (name === 'gateway') {
-    const nodeArgs = heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [];
+    const nodeArgs = [...NODE_ARGS, ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [])];
     const gateway = await startGateway(providerPort, nodeArgs);
     return { pid: gateway.pid, url: gateway.url, model: 'bench/llama3.2', stop: () => gateway.stop() };
   }
