@@ -1,17 +1,21 @@
 // The gateway as `npm run bench` measures it: the built dist/, run as ops run it (`node server.js`, default
-// configuration: request log at info on a pipe this process drains, metrics on), but with the bench's own
-// routing table (bench-routes.yaml: two endpoints per provider, an anthropic-dialect provider), so that
-// failover bookkeeping is paid for and the Anthropic translation can be measured. The shipped routes.yaml and
-// src/generated/ are not touched: dist/ is copied into this run's temporary folder and its generated/routes.js
-// replaced by the bench table, compiled by the project's own compiler (as `npm run build` compiles routes.yaml).
-import { spawn } from 'node:child_process';
+// configuration, issue 25's budget): the request log at info as JSON lines to a FILE (stdout redirected to it, as
+// a container runtime or systemd does; never a pipe this process drains), metrics on, tracing off, and one caller
+// with limits counted in memory, whose key every load generator sends. The routing table is the bench's own
+// (bench-routes.yaml: two endpoints per provider, a one-endpoint provider, an anthropic-dialect provider, prices),
+// so failover bookkeeping and callers' admission are paid for and the Anthropic translation can be measured. The
+// shipped routes.yaml and src/generated/ are not touched: dist/ is copied into this run's temporary folder and its
+// generated/routes.js replaced by the bench table, compiled by the project's own compiler (as `npm run build` does).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileRoutes } from '../routes/compile-routes.js';
 import { formatProblem } from '../routes/problem.js';
-import { announcedOrigin, bareEnv, track, whenReady } from './children.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BENCH_CALLER_KEY } from './bench-protocol.js';
+import { bareEnv, track, whenReady } from './children.js';
 import { REPO } from './report.js';
 import { fatal, runDir, type Target } from './targets.js';
 
@@ -21,12 +25,47 @@ const FAKE_ANTHROPIC_KEY = 'bench-not-a-real-key';
 
 export interface Gateway extends Target {
   readonly origin: string;
+  /** The request log's lines so far (`"msg":"request"`), counted in its file. */
   logLines(): number;
   stop(): Promise<void>;
 }
 
+/** The environment the bench gateway runs with: every bench endpoint on the mock provider at `mockPort`, the caller's key. */
+export function benchGatewayEnv(mockPort: number): Record<string, string> {
+  const mock = `http://127.0.0.1:${mockPort}/v1`;
+  return { BENCH_ENDPOINT_A_URL: mock, BENCH_ENDPOINT_B_URL: mock, BENCH_ANTHROPIC_KEY: FAKE_ANTHROPIC_KEY, BENCH_CALLER_KEYS: BENCH_CALLER_KEY };
+}
+
+/** Opens `file` for the gateway's stdout: its log goes there, as ops ship it (a file, not a pipe). */
+export function openLogFile(file: string): number {
+  return openSync(file, 'w');
+}
+
+/**
+ * The origin the gateway announces on its stdout (`listening on http://…`), read from its log file as it grows;
+ * `child` exiting first, or nothing within `timeoutMs`, is an error with `detail()`.
+ */
+export function originFromLogFile(child: ChildProcess, file: string, what: string, timeoutMs: number, detail: () => string): Promise<string> {
+  const announced = (async () => {
+    for (;;) {
+      const match = existsSync(file) ? /listening on (http:\/\/\S+)/.exec(readFileSync(file, 'utf8')) : null;
+      if (match) return match[1]!;
+      await sleep(50);
+    }
+  })();
+  return whenReady(child, what, announced, timeoutMs, detail);
+}
+
+/** The request log lines in `file` (one per answered request), so a run can check the file got every one. */
+export function requestLogLines(file: string): number {
+  const text = readFileSync(file, 'latin1');
+  let lines = 0;
+  for (let at = text.indexOf('"msg":"request"'); at !== -1; at = text.indexOf('"msg":"request"', at + 15)) lines++;
+  return lines;
+}
+
 /** dist/ copied with the bench routing table in place of the shipped one; returns the copy's server.js. */
-function benchDist(): string {
+export function benchDist(): string {
   const compiled = compileRoutes(readFileSync(BENCH_ROUTES, 'utf8'));
   if (!compiled.ok) throw new Error(`bench-routes.yaml does not compile:\n${compiled.problems.map((p) => formatProblem('bench-routes.yaml', p)).join('\n')}`);
   const dist = join(runDir(), 'dist');
@@ -46,26 +85,25 @@ function benchDist(): string {
 
 let server: string | undefined;
 
-/** Starts the gateway with both endpoints of every bench provider on the mock provider at `mockPort`; `nodeArgs` go to node. */
+let launches = 0;
+
+/** Starts the gateway with every endpoint of every bench provider on the mock provider at `mockPort`; `nodeArgs` go to node. */
 export async function startGateway(mockPort: number, nodeArgs: readonly string[] = []): Promise<Gateway> {
   server ??= benchDist();
-  const mock = `http://127.0.0.1:${mockPort}/v1`;
+  const logFile = join(runDir(), `gateway-${++launches}.log`);
+  const stdout = openLogFile(logFile);
   const child = track(
     spawn(process.execPath, [...nodeArgs, server], {
       cwd: REPO,
-      env: bareEnv({ BENCH_ENDPOINT_A_URL: mock, BENCH_ENDPOINT_B_URL: mock, BENCH_ANTHROPIC_KEY: FAKE_ANTHROPIC_KEY, PORT: '0', HOST: '127.0.0.1' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: bareEnv({ ...benchGatewayEnv(mockPort), PORT: '0', HOST: '127.0.0.1' }),
+      stdio: ['ignore', stdout, 'pipe'],
     }),
   );
-  let lines = 0;
+  closeSync(stdout); // the child has its own descriptor
   let stderrTail = '';
   let stopping = false;
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-4000)));
-  // The log is drained as ops would ship it: read and counted, never kept.
-  child.stdout!.on('data', (piece: Buffer) => {
-    for (let at = piece.indexOf(10); at !== -1; at = piece.indexOf(10, at + 1)) lines++;
-  });
-  const origin = await whenReady(child, 'the gateway', announcedOrigin(child.stdout!), 30_000, () => `:\n${stderrTail}`);
+  const origin = await originFromLogFile(child, logFile, 'the gateway', 30_000, () => `:\n${stderrTail}`);
   child.once('exit', (code, signal) => {
     if (!stopping) fatal(new Error(`the gateway exited during the bench (${String(signal ?? code)}):\n${stderrTail}`));
   });
@@ -74,7 +112,7 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     origin,
     url: `${origin}/v1/chat/completions`,
     pid: child.pid!,
-    logLines: () => lines,
+    logLines: () => requestLogLines(logFile),
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;

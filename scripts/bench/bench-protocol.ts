@@ -1,5 +1,10 @@
 // Messages between bench.ts (the orchestrator) and load-generator.ts (its child that makes all the requests).
 
+/** The bench caller's key (bench-routes.yaml `callers.bench-team`, and `npm run bench:callers`); never a real one. */
+export const BENCH_CALLER_KEY = 'crg_bench-caller-key-0123456789abcdefghijklmnopqrstu';
+/** Sent with every bench request to every target (the proxies ignore it), so the gateway admits and settles its caller. */
+export const CALLER_HEADERS: Readonly<Record<string, string>> = { authorization: `Bearer ${BENCH_CALLER_KEY}` };
+
 /** Which answer a request expects; checked on every response. */
 export interface Expectation {
   /** The `model` every answer (every stream chunk) must carry: the routing string through the gateway, the upstream name through the raw proxy. */

@@ -1,8 +1,9 @@
 // The routes of `npm run bench:callers`: the bench's mock provider, and (with limits) one caller whose limits never
 // refuse during the bench, so every request pays the whole admission and settlement.
 import { createHash } from 'node:crypto';
+import { BENCH_CALLER_KEY } from './bench-protocol.js';
 
-export const BENCH_CALLER_KEY = 'crg_bench-caller-key-0123456789abcdefghijklmnopqrstu';
+export { BENCH_CALLER_KEY };
 
 export function benchCallersRoutes(limits: boolean): string {
   const callers = limits

@@ -6,7 +6,7 @@ import { budgetTable, perEvent } from './budget-table.js';
 import { fixed, int, mib, ms, signed } from './format.js';
 import { BENCHMARKS_MD, describeMachine, packageVersion, writeBlock } from './report.js';
 import type { ComparisonRun } from './rounds.js';
-import { SCENARIOS, scenario, servesScenario, type Scenario } from './scenarios.js';
+import { ONE_ENDPOINT, SCENARIOS, scenario, servesScenario, type Scenario } from './scenarios.js';
 import { commandLine, CONNECTIONS, MAX_OTHER_CPU, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, TTFE_WARMUP, WARMUP_SECONDS, WRITE } from './settings.js';
 import { summaries, type Summary } from './summary.js';
 
@@ -73,8 +73,9 @@ export function writeComparisonReport(run: ComparisonRun): void {
       `*target CPU busy* is the target's CPU time ÷ wall time in the window (100% = one core): below 100% the target was waiting for the load generator or the provider, and its req/s is a floor. ` +
       `The load side (load generator + mock provider + orchestrator) used at most ${(context.loadSideMax * 100).toFixed(0)}% of a core${PIN ? ` on its ${os.cpus().length - 1} CPU(s)` : ''}.`,
     `- Per event on 1,000-event streams: the budget's verdict uses the marginal cost ((CPU per 1,000-event request − CPU per 20-event request) ÷ 980), in which per-request work cancels out; ÷ 1,001 (events and [DONE]) is shown beside it. Raw proxy, the floor: ${fixed(raw.marginal, 2)} µs marginal.`,
-    `- Two endpoints per provider (\`scripts/bench/bench-routes.yaml\`), both on the mock: the gateway's TTFE answers were served by ${served} (\`x-gateway-served-by\`).`,
-    `- Every answer was checked; no error, timeout, non-2xx or failed check. The gateway wrote ${int(run.logLines)} log lines and counted ${int(run.counted)} requests in \`gateway_requests_total\` for ${int(context.gatewayAnswers)} answers (logs and metrics on).`,
+    `- ${ONE_ENDPOINT ? 'The OpenAI-dialect route has one endpoint and no fallback (BENCH_ROUTE=one-endpoint); the Anthropic one two' : 'Two endpoints per provider'} (\`scripts/bench/bench-routes.yaml\`), all on the mock: the gateway's TTFE answers were served by ${served} (\`x-gateway-served-by\`).`,
+    `- The gateway as ops run it: request log on, JSON lines to a file (its stdout redirected, not a pipe), metrics on, tracing off, one caller with limits counted in memory whose key every request sends (to every target), a price on every model. ` +
+      `Every answer was checked; no error, timeout, non-2xx or failed check. The gateway's log file has ${int(run.logLines)} request lines and \`gateway_requests_total\` counted ${int(run.counted)} requests for ${int(context.gatewayAnswers)} answers (every line written).`,
     `- Other CPU on the machine during the measured windows kept: at most ${(context.foreignMax * 100).toFixed(0)}% of a core${context.foreignMax > MAX_OTHER_CPU ? ' — **something else was running; these figures are noisier than usual**' : ''}; ` +
       `${context.repeated} run(s) made again because other processes used more than ${(MAX_OTHER_CPU * 100).toFixed(0)}% of a core (up to ${RETRIES} repeats, the quietest kept).`,
     `- Wall time ${run.elapsedMin.toFixed(1)} min.`,

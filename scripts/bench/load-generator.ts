@@ -6,7 +6,7 @@
 import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
 import { Agent, request } from 'node:http';
 import { cpuTicks, cpuTicksOf, clockTicksPerSecond, machineBusyTicks, percentile } from './proc-stats.js';
-import { quickCheck, type Command, type Expectation, type LoadCommand, type LoadResult, type Problems, type Reply, type SequentialCommand, type SequentialResult, type SequentialResults } from './bench-protocol.js';
+import { CALLER_HEADERS, quickCheck, type Command, type Expectation, type LoadCommand, type LoadResult, type Problems, type Reply, type SequentialCommand, type SequentialResult, type SequentialResults } from './bench-protocol.js';
 
 interface Run {
   readonly result: AutocannonResult;
@@ -28,7 +28,7 @@ function runAutocannon(command: LoadCommand, seconds: number, keepLatencies: boo
     duration: seconds,
     timeout: 30,
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...CALLER_HEADERS },
     verifyBody(body) {
       if (check(body)) return true;
       mismatchSample ??= body.length > 600 ? `${body.slice(0, 300)} … ${body.slice(-300)}` : body;
@@ -119,7 +119,7 @@ function oneRequest(command: SequentialCommand, target: SequentialTarget, agent:
     let seen = '';
     const started = performance.now();
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(command.body) } },
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(command.body), ...CALLER_HEADERS } },
       (res) => {
         res.on('data', (piece: Buffer) => {
           if (Number.isNaN(firstByteMs)) {

@@ -1,7 +1,13 @@
 // What `npm run bench` sends: one request body per scenario, the models it names, and what every answer must carry.
 
-/** The routing string of the bench's OpenAI-dialect provider (two endpoints, bench-routes.yaml). */
-export const GATEWAY_MODEL = 'bench/llama3.2';
+/** BENCH_ROUTE: the route of the OpenAI-dialect scenarios, two endpoints (default) or one endpoint and no fallback. */
+export const ONE_ENDPOINT = process.env['BENCH_ROUTE'] === 'one-endpoint';
+if (!['', 'one-endpoint', 'two-endpoints'].includes(process.env['BENCH_ROUTE'] ?? '')) {
+  process.stderr.write('bench: BENCH_ROUTE must be one-endpoint or two-endpoints\n');
+  process.exit(2);
+}
+/** The routing string of the bench's OpenAI-dialect provider (bench-routes.yaml: `bench` has two endpoints, `bench-one` one). */
+export const GATEWAY_MODEL = ONE_ENDPOINT ? 'bench-one/llama3.2' : 'bench/llama3.2';
 /** Its upstream name: what the mock answers with, so what the caller of a proxy (which rewrites nothing) sees. */
 export const UPSTREAM_MODEL = 'llama3.2';
 /** The routing string of the bench's anthropic-dialect provider. */

@@ -31,7 +31,7 @@ function settle(kind: string | null): void {
   if (settled === total) whenAllSettled?.();
 }
 
-function openStream(url: string, body: string, expectedEvents: number, onOpen: () => void): void {
+function openStream(url: string, body: string, headers: Readonly<Record<string, string>>, expectedEvents: number, onOpen: () => void): void {
   let lastStamp = -1;
   let lastSeen = -1;
   let events = 0;
@@ -43,7 +43,7 @@ function openStream(url: string, body: string, expectedEvents: number, onOpen: (
     over = true;
     settle(kind);
   };
-  const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+  const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
     onOpen();
     if (res.statusCode !== 200) {
       res.resume();
@@ -89,15 +89,17 @@ process.on('message', (command: StreamLoadCommand) => {
       total = command.streams;
       let asked = 0;
       let opened = 0;
-      const batch = Math.max(1, Math.round(command.perSecond / 100));
+      // Every 10 ms at high rates; below 100/s one stream per tick, ticks spaced to keep the rate asked for.
+      const everyMs = Math.max(10, Math.round(1000 / command.perSecond));
+      const batch = Math.max(1, Math.round((command.perSecond * everyMs) / 1000));
       const onOpen = () => {
         if (++opened === total) reply({ type: 'opened' });
       };
       if (process.env['STREAM_LOAD_DEBUG']) setInterval(() => process.stderr.write(`load ${process.pid}: asked ${asked} opened ${opened} settled ${settled} errors ${JSON.stringify([...errors])}\n`), 5000).unref();
       const ramp = setInterval(() => {
-        for (let i = 0; i < batch && asked < total; i++, asked++) openStream(command.url, command.body, command.events, onOpen);
+        for (let i = 0; i < batch && asked < total; i++, asked++) openStream(command.url, command.body, command.headers, command.events, onOpen);
         if (asked === total) clearInterval(ramp);
-      }, 10);
+      }, everyMs);
       break;
     }
     case 'measure':

@@ -10,7 +10,9 @@
 //   npm run bench:streams -- --heap             and, for each N, one more gateway run with a heap snapshot idle and
 //                                               one with N open: the heap per stream by class (its row reported apart)
 //
-// Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
+// Environment: BENCH_STREAMS_COUNTS (1000,4000), BENCH_STREAMS_PROMPT_BYTES (0: one short message; 20480: a real
+// prompt of that many bytes in ~100-byte messages, which the gateway must let go of once each answer has started,
+// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
 // BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
 // target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
 // streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
@@ -25,6 +27,7 @@ import { cpuMicros, median, rssBytes } from './proc-stats.js';
 import { ensureBuilt } from './report.js';
 import { envNumber, OTHER_CPUS, TARGET_CPUS } from './settings.js';
 import { startStreamLoad, type StreamLoad } from './stream-load-client.js';
+import { CALLER_HEADERS } from './bench-protocol.js';
 import { addHistogram, histogramPercentileMs, HISTOGRAM_BUCKETS } from './stream-protocol.js';
 import { writeStreamsReport, type StreamsResult } from './streams-report.js';
 import { fatal, pin, runDir, startForked } from './targets.js';
@@ -50,6 +53,9 @@ if (COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 9000)) {
 const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 1000, 5, 10_000);
 const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
 const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 500, 10, 100_000);
+const PROMPT_BYTES = envNumber('BENCH_STREAMS_PROMPT_BYTES', 0, 0, 1024 * 1024);
+/** Node options for the gateway only (e.g. `--max-semi-space-size=2`, to see what the young generation's growth costs). */
+const NODE_ARGS = (process.env['BENCH_STREAMS_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
 const SETTLE_SECONDS = 2;
 /** Streams per load process: each keeps well under its own file limit and one core's worth of reading. */
 const STREAMS_PER_LOAD = 2000;
@@ -68,7 +74,7 @@ ensureBuilt('bench:streams');
 
 async function startTarget(name: TargetName, providerPort: number, heapDir: string | null): Promise<{ pid: number; url: string; model: string; stop(): Promise<void> }> {
   if (name === 'gateway') {
-    const nodeArgs = heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [];
+    const nodeArgs = [...NODE_ARGS, ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [])];
     const gateway = await startGateway(providerPort, nodeArgs);
     return { pid: gateway.pid, url: gateway.url, model: 'bench/llama3.2', stop: () => gateway.stop() };
   }
@@ -96,11 +102,12 @@ async function measure(name: TargetName, streams: number, withHeap = false): Pro
   const rampSeconds = streams / OPEN_PER_SECOND;
   // Long enough for every stream to be open through the window even when opening runs late.
   const events = Math.ceil(((rampSeconds * 1.5 + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
-  const body = JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Tell me a long story.' }], stream: true, stream_options: { include_usage: true }, max_tokens: events });
-  process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms), opening ${OPEN_PER_SECOND}/s… `);
+  const body = JSON.stringify({ model: target.model, messages: promptMessages(PROMPT_BYTES), stream: true, stream_options: { include_usage: true }, max_tokens: events });
+  const prompt = PROMPT_BYTES > 0 ? `, prompts of ${body.length} bytes` : '';
+  process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms)${prompt}, opening ${OPEN_PER_SECOND}/s… `);
   loads.forEach((load, i) => {
     const share = Math.floor(streams / loadCount) + (i < streams % loadCount ? 1 : 0);
-    load.send({ type: 'open', url: target.url, body, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events });
+    load.send({ type: 'open', url: target.url, body, headers: CALLER_HEADERS, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events });
   });
   await Promise.all(loads.map((load) => load.next('opened', (rampSeconds + 60) * 1000)));
   await sleep(SETTLE_SECONDS * 1000);
@@ -158,13 +165,20 @@ async function measure(name: TargetName, streams: number, withHeap = false): Pro
   return result;
 }
 
+/** A conversation of about `bytes` bytes in ~100-byte turns (a real prompt's shape: many values), or one short ask. */
+function promptMessages(bytes: number): { role: string; content: string }[] {
+  if (bytes === 0) return [{ role: 'user', content: 'Tell me a long story.' }];
+  const turn = 'The quick brown fox jumps over the lazy dog while the gateway relays every chunk as it comes.';
+  return Array.from({ length: Math.max(1, Math.round(bytes / (turn.length + 32))) }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i} ${turn}` }));
+}
+
 try {
   const results: StreamsResult[] = [];
   for (const streams of COUNTS) {
     for (const name of TARGETS) results.push(await measure(name, streams));
     if (HEAP) results.push(await measure('gateway', streams, true));
   }
-  writeStreamsReport(results, { paceMs: PACE_MS, windowSeconds: WINDOW_SECONDS, openPerSecond: OPEN_PER_SECOND, write: WRITE, command: ['npm run bench:streams', ...(argv.length ? ['--', ...argv] : [])].join(' ') });
+  writeStreamsReport(results, { paceMs: PACE_MS, windowSeconds: WINDOW_SECONDS, openPerSecond: OPEN_PER_SECOND, promptBytes: PROMPT_BYTES, write: WRITE, command: ['npm run bench:streams', ...(argv.length ? ['--', ...argv] : [])].join(' ') });
 } catch (error) {
   fatal(error);
 }

@@ -7,8 +7,9 @@ export const BUDGET_BYTES_PER_VALUE = 16;
 
 /**
  * The memory all request bodies in flight may hold together, in bytes. A request's body stays in memory,
- * as text, as parsed JSON and as the body sent upstream, until its response closes; counting it here is what
- * keeps any number of concurrent requests within the process's memory. Single-threaded: no locking.
+ * as text, as parsed JSON and as the body sent upstream, until its answer has started (a stream's commit: no
+ * attempt follows, so the body is let go of and its charge given back) or its response closes; counting it here is
+ * what keeps any number of concurrent requests within the process's memory. Single-threaded: no locking.
  */
 export class BodyBudget {
   readonly total: number;
@@ -63,4 +64,20 @@ export class BodyReservation {
     this.#add(-this.#held);
     this.#held = 0;
   }
+}
+
+/** Each response's body reservation, so the answer's commit can give it back before the response closes. */
+const reservations = new WeakMap<object, BodyReservation>();
+
+/** Ties `reservation` to the response it is read for (read-json-body.ts). */
+export function holdBodyFor(res: object, reservation: BodyReservation): void {
+  reservations.set(res, reservation);
+}
+
+/**
+ * Gives back the body charge of the request answered on `res`: called once its answer has started and nothing
+ * will read the body again (README: Limits), so open streams are bounded by memory, not by the body budget.
+ */
+export function releaseBodyOf(res: object): void {
+  reservations.get(res)?.release();
 }

@@ -11,6 +11,7 @@ import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission } from '../policy/limit-store.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
+import { releaseBodyOf } from '../caller/body-budget.js';
 import { recordOf } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
@@ -49,9 +50,11 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
     const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
     res.once('close', stopEarly);
-    const read = await readJsonBody(req, res, options.body);
+    let read: JsonBody | undefined = await readJsonBody(req, res, options.body);
     if (res.headersSent) return; // answered shutting_down while the body was still coming
-    const { text, value, answer } = options.inbound ? options.inbound.read(read, req) : { ...read, answer: undefined };
+    // `let`: a committed stream lets go of the body (forgetBody below); this frame lives as long as the stream.
+    let { text, value, answer } = options.inbound ? options.inbound.read(read, req) : { ...read, answer: undefined };
+    read = undefined;
     if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
     record.model = value.model;
     record.stream = value.stream === true;
@@ -95,7 +98,15 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         if (stoppedWith) started.abort(stoppedWith);
       },
       ...(answer ? { answer } : {}),
+      onCommit: forgetBody,
     };
+    // No attempt follows a stream's commit: its body's budget charge goes back and nothing here holds the body.
+    function forgetBody(): void {
+      releaseBodyOf(res);
+      Object.assign(request, { text: '', body: { model: request.body.model, messages: [] } });
+      text = '';
+      value = undefined;
+    }
     let admission: Admission | undefined;
     try {
       // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.

@@ -13,6 +13,7 @@ import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { withProviderToken } from './auth/provider-token.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
 import type { AttemptTrace } from '../trace/request-trace.js';
+import { forgetSentBody } from './forget-body.js';
 
 /** What every attempt of one request shares: the caller's body as read, and where the answer goes. */
 export interface AttemptRequest {
@@ -29,6 +30,8 @@ export interface AttemptRequest {
   readonly onCall: (call: UpstreamCall) => void;
   /** Where answers go when the caller did not call /v1/chat/completions; absent: OpenAI chat bytes. */
   readonly answer?: AnswerPlan;
+  /** Told when a stream commits: no attempt follows, so whatever holds the caller's body lets go of it (README: Limits). */
+  readonly onCommit?: () => void;
 }
 
 /** Provider error bodies are small; more than this is not read. */
@@ -73,7 +76,8 @@ export function prepareCall(request: AttemptRequest, route: ModelTable, provider
  * with an error event and returns).
  */
 export async function attempt(request: AttemptRequest, provider: RuntimeProvider, endpoint: RuntimeEndpoint, way: PreparedCall, hooks: StreamHooks, traced?: AttemptTrace): Promise<void> {
-  const { body, res, record } = request;
+  // The body is read through `request`, never kept in this frame: a committed stream lets go of it (forget-body.ts).
+  const { res, record } = request;
   const { hideUsage } = way;
   const sentAt = performance.now();
   const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream, traced?.headers);
@@ -94,21 +98,26 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
         provider,
         reply,
         res,
-        routingModel: body.model,
+        routingModel: request.body.model,
         hideUsage,
-        includeUsage: body.stream_options?.include_usage === true,
+        includeUsage: request.body.stream_options?.include_usage === true,
         maxEventChars: request.maxUpstreamBodyBytes,
         errors: request.errors,
         stopping: request.stopping,
         record,
         createReader: way.createReader,
         output: way.writer.stream(),
-        ...hooks,
+        onCommit() {
+          hooks.onCommit();
+          forgetSentBody(way.outgoing, reply.body);
+          request.onCommit?.();
+        },
+        onSettled: hooks.onSettled,
       });
       return;
     }
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);
-    const translated = answer === undefined ? undefined : way.readResponse(answer, body.model);
+    const translated = answer === undefined ? undefined : way.readResponse(answer, request.body.model);
     if (!translated) {
       throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
         provider: provider.id,

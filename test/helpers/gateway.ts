@@ -34,6 +34,8 @@ export interface GatewayTestOptions {
   readonly env?: Record<string, string>;
   readonly maxBodyBytes?: number;
   readonly maxUpstreamBodyBytes?: number;
+  /** MAX_BODY_BYTES_IN_FLIGHT; default: the gateway's. */
+  readonly maxBodyBytesInFlight?: number;
   readonly callerKeys?: readonly string[];
   readonly corsOrigins?: CorsOrigins;
   /** Callers' counts in this Redis (REDIS_URL). */
@@ -55,6 +57,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes ?? 8 * 1024 * 1024,
     callerKeys: options.callerKeys ?? [],
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.maxBodyBytesInFlight ? { maxBodyBytesInFlight: options.maxBodyBytesInFlight } : {}),
     ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     logger,
