@@ -28,18 +28,20 @@ async function startOnly(t: Test) {
     const samples = await metrics();
     return ['closed', 'open', 'half_open'].find((state) => valueOf(samples, 'gateway_endpoint_breaker_state', { provider: 'only', endpoint: '0', state }) === 1);
   };
-  return { upstream, gateway, metrics, breaker };
+  // /metrics scrapes are logged too: the chat requests' lines only.
+  const lastChatLine = () => gateway.requestLogs().filter((line) => line['path'] === '/v1/chat/completions').at(-1)!;
+  return { upstream, gateway, metrics, breaker, lastChatLine };
 }
 
 t.test('served: one attempt logged, x-gateway-served-by, attempts and requests in /metrics', async (t) => {
-  const { gateway, metrics } = await startOnly(t);
+  const { gateway, metrics, lastChatLine } = await startOnly(t);
   for (let i = 0; i < 3; i++) {
     const response = await gateway.post(ask('only/model'));
     t.equal(response.status, 200);
     t.equal(response.headers.get('x-gateway-served-by'), 'only/model#0');
     t.equal(((await response.json()) as { model: string }).model, 'only/model');
   }
-  const line = gateway.requestLogs().at(-1)!;
+  const line = lastChatLine();
   t.match(line, { provider: 'only', model: 'only/model', status: 200, gateway_code: null, attempts: [{ route: 'only/model', provider: 'only', endpoint: '0', outcome: 'ok' }] });
   t.equal((line['attempts'] as unknown[]).length, 1);
   const samples = await metrics();
@@ -48,15 +50,15 @@ t.test('served: one attempt logged, x-gateway-served-by, attempts and requests i
 });
 
 t.test('failures open the breaker; while it is open the only endpoint is still tried (forced), and a success closes it', async (t) => {
-  const { upstream, gateway, metrics, breaker } = await startOnly(t);
+  const { upstream, gateway, metrics, breaker, lastChatLine } = await startOnly(t);
   upstream.behave = failing(503);
   for (let i = 0; i < 2; i++) t.equal((await gateway.post(ask('only/model'))).status, 502);
   t.equal(await breaker(), 'open', 'ejected after consecutive_failures');
   const forced = await gateway.post(ask('only/model'));
   t.equal(forced.status, 502, 'never a 503 for everybody: the ejected endpoint is still tried');
   t.equal(upstream.requests.length, 3, 'one attempt per request, never the same endpoint twice');
-  t.match(gateway.requestLogs().at(-1), { gateway_code: 'provider_error', attempts: [{ route: 'only/model', endpoint: '0', outcome: '503' }] });
-  t.equal((gateway.requestLogs().at(-1)!['attempts'] as unknown[]).length, 1);
+  t.match(lastChatLine(), { gateway_code: 'provider_error', attempts: [{ route: 'only/model', endpoint: '0', outcome: '503' }] });
+  t.equal((lastChatLine()['attempts'] as unknown[]).length, 1);
   t.equal(valueOf(await metrics(), 'gateway_upstream_attempts_total', { provider: 'only', endpoint: '0', outcome: '503' }), 3);
   upstream.behave = healthy;
   t.equal((await gateway.post(ask('only/model'))).status, 200);
@@ -75,15 +77,15 @@ t.test('after the cooldown one probe is let through; its failure ejects again', 
 });
 
 t.test('a 400 from the provider is the request\'s fault: logged, not counted against the endpoint', async (t) => {
-  const { upstream, gateway, breaker } = await startOnly(t);
+  const { upstream, gateway, breaker, lastChatLine } = await startOnly(t);
   upstream.behave = failing(400);
   for (let i = 0; i < 3; i++) t.equal((await gateway.post(ask('only/model'))).status, 400);
   t.equal(await breaker(), 'closed');
-  t.match(gateway.requestLogs().at(-1), { gateway_code: 'provider_rejected_request', attempts: [{ endpoint: '0', outcome: '400' }] });
+  t.match(lastChatLine(), { gateway_code: 'provider_rejected_request', attempts: [{ endpoint: '0', outcome: '400' }] });
 });
 
 t.test('streams: a stream cut after its first event counts against the endpoint and is logged once', async (t) => {
-  const { upstream, gateway, breaker } = await startOnly(t);
+  const { upstream, gateway, breaker, lastChatLine } = await startOnly(t);
   upstream.behave = (_request, res) => {
     startEventStream(res);
     res.write(sseBody([chunk('only-upstream', { role: 'assistant', content: 'half' })], { done: false }));
@@ -95,7 +97,7 @@ t.test('streams: a stream cut after its first event counts against the endpoint 
     await response.text();
   }
   t.equal(await breaker(), 'open', 'ejected after two cut streams');
-  const line = gateway.requestLogs().at(-1)!;
+  const line = lastChatLine();
   t.match(line, { stream: true, attempts: [{ route: 'only/model', endpoint: '0', outcome: 'upstream_stream_interrupted' }] });
   t.equal((line['attempts'] as unknown[]).length, 1);
 });
