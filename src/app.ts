@@ -92,18 +92,11 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.disable('etag');
   app.set('query parser', false);
 
-  app.use(requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model)));
-  if (options.telemetry) app.use(traceRequests(options.telemetry));
-  app.use(requireHostHeader);
-  if (options.corsOrigins && options.corsOrigins.length > 0) app.use(cors(options.corsOrigins));
-  // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
-  app.get('/metrics', metrics.handler);
-  app.all('/metrics', methodNotAllowed('GET, HEAD'));
-  app.use(trackInFlight(lifecycle));
-  app.use('/v1/messages', anthropicErrorShape);
-  if (policy.named) app.use(namedCallerAuth((key) => policy.identify(key)));
-  else if (options.callerKeys.length > 0) app.use(callerAuth(options.callerKeys));
-  else app.use(anonymousCaller);
+  const logRequests = requestLog(logger, requestIdFor, metrics.observe, (model) => roster.has(model));
+  const traced = options.telemetry ? traceRequests(options.telemetry) : undefined;
+  const corsHeaders = options.corsOrigins && options.corsOrigins.length > 0 ? cors(options.corsOrigins) : undefined;
+  const tracked = trackInFlight(lifecycle);
+  const identifyCaller = policy.named ? namedCallerAuth((key) => policy.identify(key)) : options.callerKeys.length > 0 ? callerAuth(options.callerKeys) : anonymousCaller;
   const endpoint = {
     plan: { roster, providers: providers.byId, maxAttempts: tables.maxAttempts },
     errors: tables.errors,
@@ -112,7 +105,22 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     lifecycle,
     ...(policy.named ? { policy } : {}),
   };
-  app.post('/v1/chat/completions', chatCompletionsHandler(endpoint));
+
+  // The chat route first, with the middleware it needs in the order every route has it: one route matched, not
+  // a walk through each layer below. Its errors go on to answerError at the end like everybody's.
+  const chatMiddleware = [logRequests, traced, requireHostHeader, corsHeaders, tracked, identifyCaller].filter((handler) => handler !== undefined);
+  app.post('/v1/chat/completions', ...chatMiddleware, chatCompletionsHandler(endpoint));
+
+  app.use(logRequests);
+  if (traced) app.use(traced);
+  app.use(requireHostHeader);
+  if (corsHeaders) app.use(corsHeaders);
+  // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
+  app.get('/metrics', metrics.handler);
+  app.all('/metrics', methodNotAllowed('GET, HEAD'));
+  app.use(tracked);
+  app.use('/v1/messages', anthropicErrorShape);
+  app.use(identifyCaller);
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
   app.post('/v1/responses', responsesHandler(endpoint));
   app.all('/v1/responses', methodNotAllowed('POST'));

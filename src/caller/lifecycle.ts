@@ -4,6 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** How long forced requests get to write their final answer once the grace period is over. */
 const FINAL_WORDS_MS = 2000;
 
+/** A request a drain past its grace period stops (it answers shutting_down, or stops its provider call). */
+export interface ForcedStop {
+  forceStop(): void;
+}
+
 /**
  * In-flight requests and the drain on shutdown: while draining, health says so and responses close
  * their connections; requests still running when the grace period ends are told to stop, and each
@@ -14,7 +19,12 @@ export class Lifecycle {
   #forced = false;
   #inFlight = 0;
   #whenIdle: (() => void)[] = [];
-  readonly #forceHooks = new Set<() => void>();
+  readonly #forceHooks = new Set<ForcedStop>();
+  /** One listener for every tracked response (a listener is called with the response as `this`): no closure per request. */
+  readonly #untrack = () => {
+    this.#inFlight--;
+    if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+  };
 
   get draining(): boolean {
     return this.#draining;
@@ -36,16 +46,17 @@ export class Lifecycle {
 
   track(res: ServerResponse): void {
     this.#inFlight++;
-    res.once('close', () => {
-      this.#inFlight--;
-      if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
-    });
+    // 'close' comes once per response, so a plain listener does what once() would without its wrapper.
+    res.on('close', this.#untrack);
   }
 
-  /** Registers what stops one request when the grace period ends; returns the unregister function. */
-  onForcedStop(hook: () => void): () => void {
-    this.#forceHooks.add(hook);
-    return () => this.#forceHooks.delete(hook);
+  /** Registers what stops one request when the grace period ends, until offForcedStop. */
+  onForcedStop(request: ForcedStop): void {
+    this.#forceHooks.add(request);
+  }
+
+  offForcedStop(request: ForcedStop): void {
+    this.#forceHooks.delete(request);
   }
 
   /** Lets in-flight requests finish for up to `graceMs`, then stops the rest. Resolves when none is left (or gave up). */
@@ -54,7 +65,7 @@ export class Lifecycle {
     if (await this.#idleWithin(graceMs)) return { forcedStops: 0 };
     this.#forced = true;
     const forcedStops = this.#forceHooks.size;
-    for (const hook of [...this.#forceHooks]) hook();
+    for (const request of [...this.#forceHooks]) request.forceStop();
     await this.#idleWithin(FINAL_WORDS_MS);
     return { forcedStops };
   }

@@ -1,18 +1,19 @@
 import type { Request, Response } from 'express';
 import { validateRequest } from '../generated/validate-request.js';
 import type { ErrorRuleSet } from '../generated/types/route-tables.js';
+import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { AttemptRequest } from '../routing/attempt.js';
 import { describeValidationError } from '../caller/describe-validation-error.js';
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { GatewayError, gatewayError } from '../wire/gateway-error.js';
-import type { Lifecycle } from '../caller/lifecycle.js';
+import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
 import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission } from '../policy/limit-store.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import { releaseBodyOf } from '../caller/body-budget.js';
-import { recordOf } from '../observe/request-log.js';
+import { recordOf, type RequestRecord } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
@@ -43,86 +44,146 @@ export interface ChatCompletionsOptions {
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
 export function chatCompletionsHandler(options: ChatCompletionsOptions) {
   const { lifecycle, policy } = options;
+  const stopping = () => lifecycle.forced;
   return async function chatCompletions(req: Request, res: Response): Promise<void> {
     const record = recordOf(res);
     // A request that arrives during the drain goes elsewhere: the listener stays open only to say so.
     if (lifecycle.draining) throw shuttingDown(null);
     // Until there is a provider call to stop, a drain past its grace answers at once (a caller still sending its body).
-    const stopEarly = lifecycle.onForcedStop(() => answerShuttingDown(res));
-    res.once('close', stopEarly);
-    let read: JsonBody | undefined = await readJsonBody(req, res, options.body);
-    if (res.headersSent) return; // answered shutting_down while the body was still coming
-    // `let`: a committed stream lets go of the body (forgetBody below); this frame lives as long as the stream.
-    let { text, value, answer } = options.inbound ? options.inbound.read(read, req) : { ...read, answer: undefined };
-    read = undefined;
-    if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
-    record.model = value.model;
-    record.stream = value.stream === true;
-    const route = resolveRoute(options.plan.roster, value.model);
-    // Set before anything can answer, so errors and streams carry them too.
-    const deprecation = deprecationHeaders(route);
-    if (deprecation) {
-      record.deprecated = true;
-      for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
-    }
-    // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
-    const caller = policy ? callerOf(res) : undefined;
-    if (caller) policy!.allow(caller, value.model);
-    if (lifecycle.forced) throw shuttingDown(route.provider);
-    // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
-    // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
-    let call: UpstreamCall | undefined;
-    let stoppedWith: GatewayError | undefined;
-    const stop = (reason: GatewayError) => {
-      stoppedWith ??= reason;
-      call?.abort(stoppedWith);
-    };
-    const onCallerGone = () => {
-      if (!res.writableFinished) stop(gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: record.provider }));
-    };
-    res.once('close', onCallerGone);
-    if (res.closed) onCallerGone();
-    stopEarly();
-    const stopOnShutdown = lifecycle.onForcedStop(() => stop(shuttingDown(record.provider)));
-    const request: AttemptRequest = {
-      text,
-      body: value,
-      res,
-      record,
-      errors: options.errors,
-      maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
-      stopping: () => lifecycle.forced,
-      stoppedWith: () => stoppedWith,
-      onCall(started) {
-        call = started;
-        if (stoppedWith) started.abort(stoppedWith);
-      },
-      ...(answer ? { answer } : {}),
-      onCommit: forgetBody,
-    };
-    // No attempt follows a stream's commit: its body's budget charge goes back and nothing here holds the body.
-    function forgetBody(): void {
-      releaseBodyOf(res);
-      Object.assign(request, { text: '', body: { model: request.body.model, messages: [] } });
-      text = '';
-      value = undefined;
-    }
+    const exchange = new Exchange(res, record, options, stopping);
+    lifecycle.onForcedStop(exchange);
     let admission: Admission | undefined;
     try {
-      // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.
-      if (caller) admission = await policy!.admit(caller, res);
-      if (stoppedWith) throw stoppedWith;
-      await serveWithFailover(options.plan, request, value.model, route);
-    } catch (error) {
-      if (stoppedWith) throw stoppedWith;
-      if (lifecycle.forced) throw shuttingDown(record.provider);
-      throw options.inbound?.paramNames ? renamedParam(error, options.inbound.paramNames) : error;
+      // `let`s: this frame lives as long as the answer, and a committed stream lets go of the body (Exchange.onCommit).
+      let read: JsonBody | undefined = await readJsonBody(req, res, options.body);
+      if (res.headersSent) return; // answered shutting_down while the body was still coming
+      let translated = options.inbound?.read(read, req);
+      let { text, value } = translated ?? read;
+      read = undefined;
+      if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
+      record.model = value.model;
+      record.stream = value.stream === true;
+      const route = resolveRoute(options.plan.roster, value.model);
+      // Set before anything can answer, so errors and streams carry them too.
+      const deprecation = deprecationHeaders(route);
+      if (deprecation) {
+        record.deprecated = true;
+        for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
+      }
+      // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
+      const caller = policy ? callerOf(res) : undefined;
+      if (caller) policy!.allow(caller, value.model);
+      if (lifecycle.forced) throw shuttingDown(route.provider);
+      // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
+      // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
+      exchange.begin(text, value, translated?.answer);
+      const model = value.model;
+      translated = undefined;
+      text = '';
+      value = undefined;
+      try {
+        // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.
+        if (caller) admission = await policy!.admit(caller, res);
+        const stopped = exchange.stoppedWith();
+        if (stopped) throw stopped;
+        await serveWithFailover(options.plan, exchange, model, route);
+      } catch (error) {
+        const stopped = exchange.stoppedWith();
+        if (stopped) throw stopped;
+        if (lifecycle.forced) throw shuttingDown(record.provider);
+        throw options.inbound?.paramNames ? renamedParam(error, options.inbound.paramNames) : error;
+      }
     } finally {
       if (admission) policy!.settle(admission, record);
-      res.off('close', onCallerGone);
-      stopOnShutdown();
+      exchange.end();
+      lifecycle.offForcedStop(exchange);
     }
   };
+}
+
+/**
+ * One request on its way through the engine (the AttemptRequest every attempt shares), and what stops it: a
+ * forced drain (answered at once while the body is still coming, the provider call stopped after), or the caller
+ * leaving while it is answered. State in fields and one shared 'close' listener, rather than closures per request.
+ */
+class Exchange implements AttemptRequest, ForcedStop {
+  text = '';
+  body!: ChatCompletionRequest;
+  answer?: AnswerPlan;
+  readonly errors: ErrorRuleSet;
+  readonly maxUpstreamBodyBytes: number;
+  #call: UpstreamCall | undefined;
+  #stopped: GatewayError | undefined;
+  /** Past the body: a forced stop stops the provider's work rather than answering at once. */
+  #begun = false;
+
+  constructor(
+    readonly res: Response,
+    readonly record: RequestRecord,
+    options: ChatCompletionsOptions,
+    readonly stopping: () => boolean,
+  ) {
+    this.errors = options.errors;
+    this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
+  }
+
+  /** The body is read: from now on the caller leaving stops the request. */
+  begin(text: string, body: ChatCompletionRequest, answer: AnswerPlan | undefined): void {
+    this.text = text;
+    this.body = body;
+    if (answer) this.answer = answer;
+    this.#begun = true;
+    this.res.locals['exchange'] = this;
+    this.res.on('close', callerGone);
+    if (this.res.closed) this.callerGone();
+  }
+
+  /**
+   * A stream committed (its first event went out): no attempt follows, so the body's MAX_BODY_BYTES_IN_FLIGHT
+   * charge goes back and nothing here holds the body; an open stream then holds its answer, not its prompt.
+   */
+  onCommit(): void {
+    releaseBodyOf(this.res);
+    this.text = '';
+    this.body = { model: this.body.model, messages: [] } as unknown as ChatCompletionRequest;
+    const native = this.answer?.native;
+    if (native) this.answer = { ...this.answer!, native: { ...native, call: { ...native.call, text: '' } } };
+  }
+
+  /** The handler settled: the caller leaving no longer concerns it. */
+  end(): void {
+    if (!this.#begun) return;
+    this.res.off('close', callerGone);
+    this.res.locals['exchange'] = undefined;
+  }
+
+  stoppedWith(): GatewayError | undefined {
+    return this.#stopped;
+  }
+
+  onCall(started: UpstreamCall): void {
+    this.#call = started;
+    if (this.#stopped) started.abort(this.#stopped);
+  }
+
+  forceStop(): void {
+    if (this.#begun) this.#stop(shuttingDown(this.record.provider));
+    else answerShuttingDown(this.res);
+  }
+
+  callerGone(): void {
+    if (!this.res.writableFinished) this.#stop(gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: this.record.provider }));
+  }
+
+  #stop(reason: GatewayError): void {
+    this.#stopped ??= reason;
+    this.#call?.abort(this.#stopped);
+  }
+}
+
+/** The one 'close' listener every exchange shares: a listener is called with the response as `this`. */
+function callerGone(this: Response): void {
+  (this.locals['exchange'] as Exchange | undefined)?.callerGone();
 }
 
 /** A dialect's 400 naming a chat field, naming the caller's field instead. */

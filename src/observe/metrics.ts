@@ -1,8 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration } from 'prom-client';
-import type { RequestRecord } from './request-log.js';
-import { readTokenCounts } from './token-counts.js';
+import { pricedUsage, type RequestRecord } from './request-log.js';
 
 /**
  * Prometheus metrics of one gateway, read from the same record as the request's log line.
@@ -193,7 +192,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       offRoster.labels(record.model?.includes('/') && providerIds.has(prefix) ? prefix : 'other').inc();
     }
     if (record.attempts) for (const attempt of record.attempts) attempts.labels(attempt.provider, attempt.endpoint, attempt.outcome).inc();
-    const { counts } = readTokenCounts(record.usage);
+    const { counts } = pricedUsage(record).tokens;
     countTokens(model, 'prompt', counts.prompt);
     countTokens(model, 'completion', counts.completion);
     countTokens(model, 'cached', counts.cached);

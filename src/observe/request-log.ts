@@ -5,7 +5,7 @@ import type { Usage } from '../generated/types/usage.js';
 import { costUsd } from './cost.js';
 import { GATEWAY_ERRORS } from '../wire/gateway-errors.js';
 import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, looksLikeRoutingString, modelFingerprint } from './log-fields.js';
-import { readTokenCounts } from './token-counts.js';
+import { readTokenCounts, type ReadTokenCounts } from './token-counts.js';
 
 /** One attempt as the log line lists it. */
 export interface AttemptRecord {
@@ -37,12 +37,32 @@ export interface RequestRecord {
   price: PriceTable | null;
   /** USD of the answer, set when the log line is written; null without a price or usage. */
   costUsd: number | null;
+  /** usage read as counts and priced (see pricedUsage), kept for the usage and price it was read from. */
+  priced: PricedUsage | null;
   /** Every upstream attempt, in order (README: Failover); null until the first. */
   attempts: AttemptRecord[] | null;
   /** The routing string is deprecated in routes.yaml (its answers carry Deprecation and Sunset). */
   deprecated: boolean;
   /** The OpenTelemetry trace of the request when it is traced (README: Tracing), so a log line leads to its trace. */
   traceId: string | null;
+}
+
+/** An answer's token counts and cost, read from the record's usage and price. */
+export interface PricedUsage {
+  readonly usage: Usage | null;
+  readonly price: PriceTable | null;
+  readonly tokens: ReadTokenCounts;
+  readonly costUsd: number | null;
+}
+
+/**
+ * The record's token counts and cost, read once per usage: the callers' settle, the log line and the metrics of
+ * one request share them (read again only if usage or price changed since).
+ */
+export function pricedUsage(record: RequestRecord): PricedUsage {
+  const { priced, usage, price } = record;
+  if (priced !== null && priced.usage === usage && priced.price === price) return priced;
+  return (record.priced = { usage, price, tokens: readTokenCounts(usage), costUsd: costUsd(usage, price) });
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -63,6 +83,61 @@ export function requestLog(
   onRequestDone?: RequestObserver,
   isRoutingString: (model: string) => boolean = () => false,
 ): RequestHandler {
+  // One 'close' listener for every response (called with the response as `this`): no closure per request.
+  function writeLine(this: Response): void {
+    const res = this;
+    const req = res.req;
+    const record = recordOf(res);
+    if (!res.headersSent) {
+      // The caller left before any answer: say so (499, as proxies do) rather than the default 200.
+      res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
+      record.gatewayCode ??= 'caller_disconnected';
+    }
+    const { tokens, costUsd: cost } = pricedUsage(record);
+    const durationMs = performance.now() - record.startedAt;
+    // Off the roster, a plain routing-like string is logged as is (who still calls a removed model), anything else hashed.
+    const onRoster = record.model !== null && (isRoutingString(record.model) || looksLikeRoutingString(record.model));
+    record.costUsd = cost;
+    logger.info(
+      {
+        request_id: record.requestId,
+        caller: record.caller,
+        trace_id: record.traceId,
+        method: boundedText(req.method, 16),
+        path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
+        model: onRoster ? record.model : null,
+        model_fingerprint: record.model !== null && !onRoster ? modelFingerprint(record.model) : null,
+        provider: record.provider,
+        stream: record.stream,
+        status: res.statusCode,
+        gateway_code: record.gatewayCode,
+        completed: res.writableFinished,
+        duration_ms: round(durationMs),
+        upstream_headers_ms: record.upstreamHeadersMs,
+        first_event_ms: record.firstEventMs,
+        attempts: record.attempts,
+        deprecated: record.deprecated,
+        prompt_tokens: tokens.counts.prompt,
+        completion_tokens: tokens.counts.completion,
+        cached_tokens: tokens.counts.cached,
+        reasoning_tokens: tokens.counts.reasoning,
+        cost_usd: record.costUsd,
+      },
+      'request',
+    );
+    if (Object.keys(tokens.anomalies).length > 0) {
+      // Once per request (the last usage a stream reported); field names and a reason, never the value.
+      logger.warn({ request_id: record.requestId, provider: record.provider, fields: tokens.anomalies }, 'provider anomaly: token counts that are not non-negative integers were ignored');
+    }
+    if (onRequestDone) {
+      try {
+        onRequestDone(record, req, res, durationMs);
+      } catch (error) {
+        // A listener of 'close' that throws would take the process down with every request in it.
+        logger.error({ request_id: record.requestId, error: describeError(error) }, 'request observer failed');
+      }
+    }
+  }
   return (req, res, next) => {
     const record: RequestRecord = {
       requestId: requestId(req.headers['x-request-id']),
@@ -77,63 +152,15 @@ export function requestLog(
       usage: null,
       price: null,
       costUsd: null,
+      priced: null,
       attempts: null,
       deprecated: false,
       traceId: null,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
-    res.once('close', () => {
-      if (!res.headersSent) {
-        // The caller left before any answer: say so (499, as proxies do) rather than the default 200.
-        res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
-        record.gatewayCode ??= 'caller_disconnected';
-      }
-      const tokens = readTokenCounts(record.usage);
-      const durationMs = performance.now() - record.startedAt;
-      // Off the roster, a plain routing-like string is logged as is (who still calls a removed model), anything else hashed.
-      const onRoster = record.model !== null && (isRoutingString(record.model) || looksLikeRoutingString(record.model));
-      record.costUsd = costUsd(record.usage, record.price);
-      logger.info(
-        {
-          request_id: record.requestId,
-          caller: record.caller,
-          trace_id: record.traceId,
-          method: boundedText(req.method, 16),
-          path: boundedText(req.path, MAX_LOGGED_PATH_CHARS),
-          model: onRoster ? record.model : null,
-          model_fingerprint: record.model !== null && !onRoster ? modelFingerprint(record.model) : null,
-          provider: record.provider,
-          stream: record.stream,
-          status: res.statusCode,
-          gateway_code: record.gatewayCode,
-          completed: res.writableFinished,
-          duration_ms: round(durationMs),
-          upstream_headers_ms: record.upstreamHeadersMs,
-          first_event_ms: record.firstEventMs,
-          attempts: record.attempts,
-          deprecated: record.deprecated,
-          prompt_tokens: tokens.counts.prompt,
-          completion_tokens: tokens.counts.completion,
-          cached_tokens: tokens.counts.cached,
-          reasoning_tokens: tokens.counts.reasoning,
-          cost_usd: record.costUsd,
-        },
-        'request',
-      );
-      if (Object.keys(tokens.anomalies).length > 0) {
-        // Once per request (the last usage a stream reported); field names and a reason, never the value.
-        logger.warn({ request_id: record.requestId, provider: record.provider, fields: tokens.anomalies }, 'provider anomaly: token counts that are not non-negative integers were ignored');
-      }
-      if (onRequestDone) {
-        try {
-          onRequestDone(record, req, res, durationMs);
-        } catch (error) {
-          // A listener of 'close' that throws would take the process down with every request in it.
-          logger.error({ request_id: record.requestId, error: describeError(error) }, 'request observer failed');
-        }
-      }
-    });
+    // 'close' comes once per response, so a plain listener does what once() would without its wrapper.
+    res.on('close', writeLine);
     next();
   };
 }

@@ -1,9 +1,7 @@
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { CallerTable, RouteTables } from '../generated/types/route-tables.js';
-import { costUsd } from '../observe/cost.js';
-import type { RequestRecord } from '../observe/request-log.js';
-import { readTokenCounts } from '../observe/token-counts.js';
+import { pricedUsage, type RequestRecord } from '../observe/request-log.js';
 import { gatewayError } from '../wire/gateway-error.js';
 import { callerDirectory, keyDigest } from './caller-directory.js';
 import { ClusterLimitStore } from './cluster-store.js';
@@ -82,8 +80,9 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
       });
     },
     settle(admission, record) {
-      const { counts } = readTokenCounts(record.usage);
-      admission.settle({ tokens: (counts.prompt ?? 0) + (counts.completion ?? 0), usd: costUsd(record.usage, record.price) ?? 0 });
+      // Read once: the log line and the metrics take the same figures when the response closes.
+      const { tokens, costUsd } = pricedUsage(record);
+      admission.settle({ tokens: (tokens.counts.prompt ?? 0) + (tokens.counts.completion ?? 0), usd: costUsd ?? 0 });
     },
     storeUp: redis ? () => redis.up : undefined,
     close: () => store.close(),

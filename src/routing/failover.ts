@@ -16,6 +16,8 @@ export interface FailoverPlan {
 
 /** How a provider can break a stream after its first event: counted as the endpoint's failure, though the caller got the in-band error. */
 const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_interrupted', 'provider_stream_error']);
+/** What a non-streamed attempt passes for hooks: attempt() calls them only for streams. */
+const NO_STREAM_HOOKS: StreamHooks = { onCommit: () => {}, onSettled: () => {} };
 /** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
 const MAX_LOGGED_ROUTE_CHARS = 64;
 /** Transport failures another endpoint may not have (README: Failover); a stream's only before its first event (after it, none is thrown). */
@@ -31,6 +33,10 @@ const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachabl
 export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequest, routingString: string, route: ModelTable): Promise<void> {
   const { record } = request;
   const fallback = route.fallback;
+  if (fallback.length === 0) {
+    const provider = providerOf(plan, route);
+    if (provider.ready.length === 1 && plan.maxAttempts >= 1) return serveOnly(request, routingString, route, provider, provider.ready[0]!);
+  }
   // Which endpoints were tried, per provider: only needed when a fallback may name the same provider again.
   const tried = fallback.length > 0 ? new Map<string, number>() : undefined;
   let attempts = 0;
@@ -71,6 +77,16 @@ export async function serveWithFailover(plan: FailoverPlan, request: AttemptRequ
 }
 
 /**
+ * The fast path of a route with one ready endpoint and no fallback: what the loop above does for it, without its
+ * bookkeeping. The endpoint is tried once: admitted by its breaker, or forced when ejected (it is the one back soonest).
+ */
+async function serveOnly(request: AttemptRequest, routingString: string, route: ModelTable, provider: RuntimeProvider, endpoint: RuntimeEndpoint): Promise<void> {
+  const prepared = prepareCall(request, route, provider); // the primary's refusal is the answer
+  const failure = await tryOnce(request, routingString, provider, endpoint, prepared, endpoint.breaker.mayTry() ? endpoint.breaker.admit() : 'forced');
+  if (failure !== undefined) throw failure;
+}
+
+/**
  * The route's call, or undefined when a fallback's dialect cannot express the request (README: Failover): skipped
  * like an unconfigured provider, logged with its reason, never the answer. The primary's refusal is thrown.
  */
@@ -103,22 +119,25 @@ async function tryOnce(request: AttemptRequest, name: string, provider: RuntimeP
   const startedAt = performance.now();
   const traced = requestTraceOf(res)?.startAttempt(name, prepared.upstreamModel, provider, endpoint, request.body);
   let settled = false;
-  const hooks: StreamHooks = {
-    // A probe's (or a forced attempt's) verdict: the endpoint is readmitted now, not when the stream ends.
-    onCommit: () => {
-      if (admission !== 'closed') endpoint.breaker.succeeded(admission);
-    },
-    onSettled() {
-      settled = true;
-      const code = record.gatewayCode;
-      const broken = code !== null && STREAM_BREAKS.has(code);
-      // Counted as an attempt of a closed breaker: a probe's turn was settled at the commit.
-      if (broken) endpoint.breaker.failed('closed');
-      else endpoint.breaker.succeeded('closed');
-      traced?.end(broken ? code : null);
-      logAttempt(record, name, provider, endpoint, code ?? 'ok', startedAt);
-    },
-  };
+  // Only a stream reports its commit and its end; a whole answer's outcome is known when attempt() returns.
+  const hooks: StreamHooks = record.stream
+    ? {
+        // A probe's (or a forced attempt's) verdict: the endpoint is readmitted now, not when the stream ends.
+        onCommit: () => {
+          if (admission !== 'closed') endpoint.breaker.succeeded(admission);
+        },
+        onSettled() {
+          settled = true;
+          const code = record.gatewayCode;
+          const broken = code !== null && STREAM_BREAKS.has(code);
+          // Counted as an attempt of a closed breaker: a probe's turn was settled at the commit.
+          if (broken) endpoint.breaker.failed('closed');
+          else endpoint.breaker.succeeded('closed');
+          traced?.end(broken ? code : null);
+          logAttempt(record, name, provider, endpoint, code ?? 'ok', startedAt);
+        },
+      }
+    : NO_STREAM_HOOKS;
   try {
     await attempt(request, provider, endpoint, prepared, hooks, traced);
     if (record.stream) {

@@ -120,22 +120,13 @@ function clientsFor(table: ProviderTable, baseUrl: string, key: string | undefin
   for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
   // The scheme (bearer, or the raw key under the dialect's or routes.yaml's header) was resolved by the build.
   if (key && table.auth) headers[table.auth.header] = table.auth.scheme === 'bearer' ? `Bearer ${key}` : key;
-  const client = got.extend({
-    prefixUrl: baseUrl,
-    method: 'POST',
-    headers,
-    agent,
-    retry: { limit: 0 },
-    followRedirect: false,
-    decompress: false,
-    throwHttpErrors: false,
-    http2: false,
-  });
+  const fixed = { prefixUrl: baseUrl, method: 'POST', headers, agent, retry: { limit: 0 }, followRedirect: false, decompress: false, throwHttpErrors: false, http2: false } as const;
   // timeout_ms bounds the whole response of a non-streamed call, the response headers of a streamed one.
   const connect = { connect: table.connectTimeoutMs, secureConnect: table.connectTimeoutMs };
+  // One extend each from got itself: a got call copies its instance's defaults, so they are built once, flat.
   return {
-    streamed: client.extend({ timeout: { ...connect, response: table.timeoutMs } }),
-    whole: client.extend({ timeout: { ...connect, request: table.timeoutMs } }),
+    streamed: got.extend({ ...fixed, timeout: { ...connect, response: table.timeoutMs } }),
+    whole: got.extend({ ...fixed, timeout: { ...connect, request: table.timeoutMs } }),
   };
 }
 

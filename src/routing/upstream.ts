@@ -40,15 +40,15 @@ export function callUpstream(
   // The provider's fixed headers (auth included) are in the client; a dialect may add some per call, tracing its traceparent.
   const headers = outgoing.headers ? { ...outgoing.headers, 'x-request-id': requestId } : { 'x-request-id': requestId };
   if (traceHeaders) Object.assign(headers, traceHeaders);
-  const request = client.stream(outgoing.path, { body: outgoing.body, headers });
-  // got emits at most one error; this listener keeps one that comes after the reply from going unhandled.
-  request.on('error', () => {});
+  // A Buffer, not a string: got measures a string body by encoding it once more (TextEncoder) and again after writing it.
+  const body = typeof outgoing.body === 'string' ? Buffer.from(outgoing.body) : outgoing.body;
+  // client(…, {isStream}) rather than client.stream(…), which copies these options once more to add the flag.
+  const request = client(outgoing.path, { isStream: true, body, headers });
   let abortedWith: GatewayError | undefined;
   const reply = new Promise<UpstreamReply>((resolve, reject) => {
-    request.once('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) =>
-      resolve({ status: response.statusCode, headers: response.headers, body: request }),
-    );
-    request.once('error', (error: Error) => reject(abortedWith ?? upstreamFailure(provider, error)));
+    // Plain listeners (got emits each at most once): an error after the reply only rejects a settled promise, so it never goes unhandled.
+    request.on('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) => resolve({ status: response.statusCode, headers: response.headers, body: request }));
+    request.on('error', (error: Error) => reject(abortedWith ?? upstreamFailure(provider, error)));
   });
   return {
     reply,
