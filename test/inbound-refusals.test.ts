@@ -109,23 +109,25 @@ t.test("/v1/messages errors are in Anthropic's shape with the gateway's fields; 
   t.match(await malformed.json(), { type: 'error', error: { type: 'invalid_request_error', gateway_code: 'invalid_json' } });
 });
 
-t.test('/v1/messages refusals on translated routes name the field; the same field goes natively to Anthropic', async (t) => {
+t.test('/v1/messages refusals on translated routes name the field; the same field goes natively to Anthropic unless it is gated', async (t) => {
   const rig = await startInboundRig(t);
   rig.claudeAnswer = () => ({ json: claudeMessage([{ type: 'text', text: 'ok' }]) });
-  for (const [fields, param] of [
-    [{ top_k: 5 }, 'top_k'],
-    [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type'],
-    [{ container: 'c1' }, 'container'],
-    [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }] }, 'messages[0].content[0].type'],
+  // A server tool and a container also need routes.yaml's allow_fields natively (test/messages-native-gated.test.ts).
+  for (const [fields, param, natively] of [
+    [{ top_k: 5 }, 'top_k', true],
+    [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type', false],
+    [{ container: 'c1' }, 'container', false],
+    [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }] }, 'messages[0].content[0].type', true],
   ] as const) {
     const body = { model: 'oai/gpt', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...fields };
     const refused = await post(rig, '/v1/messages', body);
     t.equal(refused.status, 400, `${param} refused`);
     t.match(await refused.json(), { type: 'error', error: { type: 'invalid_request_error', param } });
     const native = await post(rig, '/v1/messages', { ...body, model: 'claude/sonnet' });
-    t.equal(native.status, 200, `${param} goes natively to Anthropic`);
+    t.equal(native.status, natively ? 200 : 400, natively ? `${param} goes natively to Anthropic` : `${param} is refused natively too without allow_fields`);
   }
   t.equal(rig.oai.requests.length, 0);
+  t.equal(rig.claude.requests.length, 2, 'only what needs no allow_fields reached Anthropic');
 });
 
 t.test('a mid-stream failure on /v1/messages ends with an error event in Anthropic\'s shape', async (t) => {

@@ -153,3 +153,28 @@ t.test('countTokens on an openai route: 404 not_found_error in Anthropic\'s shap
   t.match((error as InstanceType<typeof Anthropic.NotFoundError>).error, { type: 'error', error: { type: 'not_found_error', message: /count_tokens/, gateway_code: 'not_found' } });
   t.equal(rig.oai.requests.length, 0);
 });
+
+t.test('native stream: an overload right after message_start fails over (nothing was sent yet), or answers 529 overloaded_error without a fallback', async (t) => {
+  const rig = await startInboundRig(t);
+  const overloaded = claudeStream([]).split('event: ping')[0]! + 'event: ping\ndata: {"type":"ping"}\n\nevent: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+  rig.claudeAnswer = () => ({ sse: overloaded });
+  rig.oaiAnswer = () => ({ sse: chatStream([{ content: 'from the ' }, { content: 'fallback' }]) });
+  const final = await clientOf(rig).messages.stream({ model: 'claude/to-oai', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+  t.strictSame(final.content.map((block) => (block.type === 'text' ? block.text : block.type)), ['from the fallback'], 'the fallback answered the whole stream');
+  t.equal(final.model, 'claude/to-oai');
+  t.equal(rig.claude.requests.length, 1);
+  t.equal(rig.oai.requests.length, 1, 'failed over once');
+
+  const error = await clientOf(rig).messages.create({ model: 'claude/sonnet', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'Hi' }] }).then(
+    async (stream) => {
+      for await (const _event of stream) {
+        // reading to the end: an HTTP error never gets here
+      }
+      return undefined;
+    },
+    (caught: unknown) => caught,
+  );
+  t.ok(error instanceof Anthropic.APIError, 'an HTTP error, not a stream that began and broke');
+  t.equal((error as InstanceType<typeof Anthropic.APIError>).status, 529);
+  t.match((error as InstanceType<typeof Anthropic.APIError>).error, { type: 'error', error: { type: 'overloaded_error', message: /Overloaded/ } });
+});

@@ -4,6 +4,7 @@ import { refuseGatedFields, refuseServerTools } from './request/gated-fields.js'
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { isObject, parseJson } from './json-values.js';
 import { mergeCounts, openAIUsage, type AnthropicCounts } from './usage.js';
+import { anthropicStreamFailure } from './stream.js';
 import { typedEvent } from '../typed-event.js';
 
 const CONTINUE: StreamStep = { frames: '' };
@@ -51,15 +52,24 @@ function refuseGated(text: string, route: NativeRoute): void {
   refuseServerTools(body['tools'], allowedFields);
 }
 
-/** Each event as Anthropic framed it (re-framed on one data line), message_start's model set to the routing string. */
+/**
+ * Each event as Anthropic framed it (re-framed on one data line), message_start's model set to the routing string.
+ * message_start and the first ping (or comment) are held until the first content event, so they do not commit the
+ * stream: an error event right after message_start (an overload) is a failure before the first event, failed over
+ * or answered with its status; later pings before content carry nothing and are dropped, so what is held is bounded.
+ */
 function nativeStreamTranslator(routingModel: string): StreamTranslator {
   let counts: AnthropicCounts | undefined;
   let ended = false;
+  let held = '';
+  let heldKeepAlive = false;
+  let committed = false;
   return {
     translate(message) {
       if (ended) return CONTINUE;
-      if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
+      if (message.kind === 'comment') return committed ? { frames: `: ${message.text}\n\n` } : holdKeepAlive(`: ${message.text}\n\n`);
       const { data, type } = typedEvent(message);
+      if (!committed && type === 'ping') return holdKeepAlive(`event: ping\ndata: ${message.data.replaceAll(/\r\n|\r|\n/g, '')}\n\n`);
       let text = message.data;
       if (type === 'message_start' && isObject(data['message'])) {
         counts = mergeCounts(counts, data['message']['usage']);
@@ -68,11 +78,25 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
       if (type === 'message_delta') counts = mergeCounts(counts, data['usage']);
       const frames = `event: ${type ?? 'message'}\ndata: ${text.replaceAll(/\r\n|\r|\n/g, '')}\n\n`;
       const usage = counts ? openAIUsage(counts).accounting : undefined;
+      if (type === 'message_start' && !committed) {
+        held = frames + held;
+        return usage ? { frames: '', usage } : CONTINUE;
+      }
       if (type === 'message_stop' || type === 'error') ended = true;
       const end = type === 'message_stop' ? 'done' : type === 'error' ? 'error' : undefined;
-      return { frames, ...(end ? { end } : {}), ...(usage ? { usage } : {}) };
+      const failure = type === 'error' ? { failure: anthropicStreamFailure(data) } : {};
+      const out = committed ? frames : held + frames;
+      committed = true;
+      held = '';
+      return { frames: out, ...(end ? { end } : {}), ...(usage ? { usage } : {}), ...failure };
     },
   };
+
+  function holdKeepAlive(frames: string): StreamStep {
+    if (!heldKeepAlive) held += frames;
+    heldKeepAlive = true;
+    return CONTINUE;
+  }
 }
 
 /** message_start's data with `message.model` replaced in place; everything else as the provider wrote it. */

@@ -1,5 +1,5 @@
 import { SSE_DONE, sseError } from '../../wire/sse-format.js';
-import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
+import type { StreamContext, StreamFailure, StreamStep, StreamTranslator } from '../dialect.js';
 import { StreamBudget } from '../stream-budget.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 import { ChunkWriter } from '../chunk-writer.js';
@@ -87,7 +87,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
         case 'error': {
           ended = true;
           const fields = streamErrorFields(data);
-          return withUsage({ frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure: { status: statusOf(fields.providerCode), details: { message: fields.message, code: fields.providerCode } } });
+          return withUsage({ frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure: failureOf(fields) });
         }
         default:
           // ping, and event types added after this was written (Anthropic's versioning policy allows them).
@@ -120,6 +120,15 @@ const STATUS_OF_ERROR_TYPE: Readonly<Record<string, number>> = {
   timeout_error: 504,
   overloaded_error: 529,
 };
+
+/** An error event as the HTTP failure it stands for (before the first content it is answered, or failed over, as that). */
+export function anthropicStreamFailure(data: Record<string, unknown>): StreamFailure {
+  return failureOf(streamErrorFields(data));
+}
+
+function failureOf(fields: StreamErrorFields): StreamFailure {
+  return { status: statusOf(fields.providerCode), details: { message: fields.message, code: fields.providerCode } };
+}
 
 function statusOf(errorType: string | null): number {
   return (errorType !== null && Object.hasOwn(STATUS_OF_ERROR_TYPE, errorType) ? STATUS_OF_ERROR_TYPE[errorType] : undefined) ?? 500;
