@@ -65,7 +65,12 @@ export class Lifecycle {
     if (await this.#idleWithin(graceMs)) return { forcedStops: 0 };
     this.#forced = true;
     const forcedStops = this.#forceHooks.size;
-    for (const request of [...this.#forceHooks]) request.forceStop();
+    // Each is told once and let go: one still sending its body is answered now but settles only when its socket
+    // closes (after the lingering close), and nothing here needs it until then.
+    for (const request of [...this.#forceHooks]) {
+      this.#forceHooks.delete(request);
+      request.forceStop();
+    }
     await this.#idleWithin(FINAL_WORDS_MS);
     return { forcedStops };
   }
