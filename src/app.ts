@@ -106,15 +106,13 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     ...(policy.named ? { policy } : {}),
   };
 
-  // The chat route first, with the middleware it needs in the order every route has it: one route matched, not
-  // a walk through each layer below. Its errors go on to answerError at the end like everybody's.
-  const chatMiddleware = [logRequests, traced, requireHostHeader, corsHeaders, tracked, identifyCaller].filter((handler) => handler !== undefined);
-  app.post('/v1/chat/completions', ...chatMiddleware, chatCompletionsHandler(endpoint));
+  // What every request passes first, in this order; the chat route then tracking and caller identity too.
+  const common = [logRequests, traced, requireHostHeader, corsHeaders].filter((handler) => handler !== undefined);
+  // The chat route first, with only the middleware it needs: one route matched, not a walk through each layer
+  // below. Its errors go on to answerError at the end like everybody's.
+  app.post('/v1/chat/completions', ...common, tracked, identifyCaller, chatCompletionsHandler(endpoint));
 
-  app.use(logRequests);
-  if (traced) app.use(traced);
-  app.use(requireHostHeader);
-  if (corsHeaders) app.use(corsHeaders);
+  app.use(...common);
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
   app.get('/metrics', metrics.handler);
   app.all('/metrics', methodNotAllowed('GET, HEAD'));

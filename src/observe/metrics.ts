@@ -182,7 +182,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     // record.model is the caller's string until the roster accepted it, which is when provider is set.
     const model = record.provider !== null ? (record.model ?? '') : '';
     requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '', record.caller ?? '').inc();
-    if (record.costUsd !== null && record.costUsd > 0) cost.labels(record.caller ?? '', model).inc(record.costUsd);
+    const { costUsd, tokens } = pricedUsage(record);
+    if (costUsd !== null && costUsd > 0) cost.labels(record.caller ?? '', model).inc(costUsd);
     if (record.deprecated) deprecatedRequests.labels(model, record.caller ?? '').inc();
     duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
     if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
@@ -192,7 +193,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
       offRoster.labels(record.model?.includes('/') && providerIds.has(prefix) ? prefix : 'other').inc();
     }
     if (record.attempts) for (const attempt of record.attempts) attempts.labels(attempt.provider, attempt.endpoint, attempt.outcome).inc();
-    const { counts } = pricedUsage(record).tokens;
+    const { counts } = tokens;
     countTokens(model, 'prompt', counts.prompt);
     countTokens(model, 'completion', counts.completion);
     countTokens(model, 'cached', counts.cached);

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { PriceTable } from '../generated/types/route-tables.js';
 import type { Usage } from '../generated/types/usage.js';
-import { costUsd } from './cost.js';
+import { costUsd as priceOf } from './cost.js';
 import { GATEWAY_ERRORS } from '../wire/gateway-errors.js';
 import { MAX_LOGGED_PATH_CHARS, boundedText, describeError, looksLikeRoutingString, modelFingerprint } from './log-fields.js';
 import { readTokenCounts, type ReadTokenCounts } from './token-counts.js';
@@ -35,9 +35,7 @@ export interface RequestRecord {
   usage: Usage | null;
   /** The price of the model that served (a fallback's own); the answer's cost is priced from it and usage. */
   price: PriceTable | null;
-  /** USD of the answer, set when the log line is written; null without a price or usage. */
-  costUsd: number | null;
-  /** usage read as counts and priced (see pricedUsage), kept for the usage and price it was read from. */
+  /** usage read as counts and priced (see pricedUsage: the answer's USD is there), kept for the usage and price it was read from. */
   priced: PricedUsage | null;
   /** Every upstream attempt, in order (README: Failover); null until the first. */
   attempts: AttemptRecord[] | null;
@@ -62,7 +60,7 @@ export interface PricedUsage {
 export function pricedUsage(record: RequestRecord): PricedUsage {
   const { priced, usage, price } = record;
   if (priced !== null && priced.usage === usage && priced.price === price) return priced;
-  return (record.priced = { usage, price, tokens: readTokenCounts(usage), costUsd: costUsd(usage, price) });
+  return (record.priced = { usage, price, tokens: readTokenCounts(usage), costUsd: priceOf(usage, price) });
 }
 
 export function recordOf(res: Response): RequestRecord {
@@ -93,11 +91,10 @@ export function requestLog(
       res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
       record.gatewayCode ??= 'caller_disconnected';
     }
-    const { tokens, costUsd: cost } = pricedUsage(record);
+    const { tokens, costUsd } = pricedUsage(record);
     const durationMs = performance.now() - record.startedAt;
     // Off the roster, a plain routing-like string is logged as is (who still calls a removed model), anything else hashed.
     const onRoster = record.model !== null && (isRoutingString(record.model) || looksLikeRoutingString(record.model));
-    record.costUsd = cost;
     logger.info(
       {
         request_id: record.requestId,
@@ -121,7 +118,7 @@ export function requestLog(
         completion_tokens: tokens.counts.completion,
         cached_tokens: tokens.counts.cached,
         reasoning_tokens: tokens.counts.reasoning,
-        cost_usd: record.costUsd,
+        cost_usd: costUsd,
       },
       'request',
     );
@@ -151,7 +148,6 @@ export function requestLog(
       firstEventMs: null,
       usage: null,
       price: null,
-      costUsd: null,
       priced: null,
       attempts: null,
       deprecated: false,

@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, defaultTextMapSetter, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { RequestHandler, Response } from 'express';
-import { recordOf, type RequestRecord } from '../observe/request-log.js';
-import { readTokenCounts } from '../observe/token-counts.js';
+import { pricedUsage, recordOf, type RequestRecord } from '../observe/request-log.js';
 import { GatewayError } from '../wire/gateway-error.js';
 import { GATEWAY, GEN_AI, OPERATION_CHAT, providerNameOf, requestParameterAttributes, serverOf, type RequestParameters } from './genai-attributes.js';
 import type { Telemetry } from './telemetry.js';
@@ -175,7 +174,8 @@ export class AttemptTrace {
   end(errorType: string | null, error?: unknown): void {
     const { record } = this;
     const seconds = (performance.now() - this.startedAt) / 1000;
-    const tokens = record.usage ? readTokenCounts(record.usage).counts : null;
+    // Read once per usage and shared with the callers' settle, the log line and metrics.
+    const tokens = record.usage ? pricedUsage(record).tokens.counts : null;
     // The relay stamps the request's first event; measured here from this attempt's start.
     const firstChunk = record.stream && record.firstEventMs !== null ? Math.max(0, (record.startedAt + record.firstEventMs - this.startedAt) / 1000) : null;
     if (this.span) {
