@@ -1,7 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type CounterConfiguration, type Metric } from 'prom-client';
 import { pricedUsage, type RequestRecord } from './request-log.js';
+import { CounterTally, HistogramTally } from './tallies.js';
 
 /**
  * Prometheus metrics of one gateway, read from the same record as the request's log line.
@@ -71,46 +72,18 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   if (options.clusterWorker) AggregatorRegistry.setRegistries(registry);
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  // Per-request series are tallies (tallies.ts): prom-client reads them at scrape time only.
+  const tally = <T extends CounterTally | HistogramTally>(metric: T): T => {
+    registry.registerMetric(metric as unknown as Metric);
+    return metric;
+  };
 
-  const requests = new Counter({
-    name: 'gateway_requests_total',
-    help: 'Requests answered, by roster model, provider, HTTP status, gateway_code (empty on success; a stream failing after its 200 has the code of its final event) and caller (a routes.yaml caller, key, anonymous, or empty when no key was accepted).',
-    labelNames: ['model', 'provider', 'status', 'gateway_code', 'caller'] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'gateway_request_duration_seconds',
-    help: 'From the request arriving to its response closing.',
-    labelNames: ['model', 'provider', 'stream'] as const,
-    buckets: LLM_BUCKETS,
-    registers,
-  });
-  const upstreamHeaders = new Histogram({
-    name: 'gateway_upstream_headers_seconds',
-    help: "From sending a request upstream to the provider's response headers.",
-    labelNames: ['provider'] as const,
-    buckets: LLM_BUCKETS,
-    registers,
-  });
-  const firstEvent = new Histogram({
-    name: 'gateway_first_event_seconds',
-    help: 'Streams: from the request arriving to the first event relayed.',
-    labelNames: ['provider'] as const,
-    buckets: LLM_BUCKETS,
-    registers,
-  });
-  const tokens = new Counter({
-    name: 'gateway_tokens_total',
-    help: 'Tokens the providers reported, by roster model and kind (prompt, completion, cached, reasoning).',
-    labelNames: ['model', 'kind'] as const,
-    registers,
-  });
-  const cost = new Counter({
-    name: 'gateway_cost_usd_total',
-    help: "USD of the answers, priced from their usage and the serving model's routes.yaml price, by caller and roster model.",
-    labelNames: ['caller', 'model'] as const,
-    registers,
-  });
+  const requests = tally(new CounterTally('gateway_requests_total', 'Requests answered, by roster model, provider, HTTP status, gateway_code (empty on success; a stream failing after its 200 has the code of its final event) and caller (a routes.yaml caller, key, anonymous, or empty when no key was accepted).', ['model', 'provider', 'status', 'gateway_code', 'caller']));
+  const duration = tally(new HistogramTally('gateway_request_duration_seconds', 'From the request arriving to its response closing.', ['model', 'provider', 'stream'], LLM_BUCKETS));
+  const upstreamHeaders = tally(new HistogramTally('gateway_upstream_headers_seconds', "From sending a request upstream to the provider's response headers.", ['provider'], LLM_BUCKETS));
+  const firstEvent = tally(new HistogramTally('gateway_first_event_seconds', 'Streams: from the request arriving to the first event relayed.', ['provider'], LLM_BUCKETS));
+  const tokens = tally(new CounterTally('gateway_tokens_total', 'Tokens the providers reported, by roster model and kind (prompt, completion, cached, reasoning).', ['model', 'kind']));
+  const cost = tally(new CounterTally('gateway_cost_usd_total', "USD of the answers, priced from their usage and the serving model's routes.yaml price, by caller and roster model.", ['caller', 'model']));
   const limitStoreUp = options.limitStoreUp;
   if (limitStoreUp) {
     new Gauge({
@@ -134,18 +107,8 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
 
   countedElsewhere(registers, 'gateway_log_lines_dropped_total', 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (README: Logs).', options.logLinesDropped ?? (() => 0));
 
-  const attempts = new Counter({
-    name: 'gateway_upstream_attempts_total',
-    help: 'Upstream attempts (failover included), by provider, endpoint and outcome (ok, the provider HTTP status, or the gateway code of a transport failure).',
-    labelNames: ['provider', 'endpoint', 'outcome'] as const,
-    registers,
-  });
-  const offRoster = new Counter({
-    name: 'gateway_off_roster_requests_total',
-    help: 'Requests refused for a model not on the roster (unknown_model, missing_provider_prefix), by the prefix before the first "/" when it names a configured provider, else other.',
-    labelNames: ['prefix'] as const,
-    registers,
-  });
+  const attempts = tally(new CounterTally('gateway_upstream_attempts_total', 'Upstream attempts (failover included), by provider, endpoint and outcome (ok, the provider HTTP status, or the gateway code of a transport failure).', ['provider', 'endpoint', 'outcome']));
+  const offRoster = tally(new CounterTally('gateway_off_roster_requests_total', 'Requests refused for a model not on the roster (unknown_model, missing_provider_prefix), by the prefix before the first "/" when it names a configured provider, else other.', ['prefix']));
   const providerIds = new Set((options.providers ?? []).map((provider) => provider.id));
   const endpoints = (options.providers ?? []).flatMap((provider) => provider.endpoints.map((endpoint) => ({ provider: provider.id, endpoint })));
   new Gauge({
@@ -161,19 +124,14 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
-  const deprecatedRequests = new Counter({
-    name: 'gateway_deprecated_requests_total',
-    help: 'Requests to deprecated roster models (routes.yaml deprecated), by model and caller: who still calls before the removal.',
-    labelNames: ['model', 'caller'] as const,
-    registers,
-  });
+  const deprecatedRequests = tally(new CounterTally('gateway_deprecated_requests_total', 'Requests to deprecated roster models (routes.yaml deprecated), by model and caller: who still calls before the removal.', ['model', 'caller']));
   if (options.spansDropped) {
     countedElsewhere(registers, 'gateway_trace_spans_dropped_total', 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).', options.spansDropped);
   }
 
   function countTokens(model: string, kind: string, count: number | null): void {
     // Only non-negative safe integers reach here (readTokenCounts; the request log reports the others).
-    if (count !== null && count > 0) tokens.labels(model, kind).inc(count);
+    if (count !== null && count > 0) tokens.inc([model, kind], count);
   }
 
   function observe(record: RequestRecord, req: Request, res: Response, durationMs: number): void {
@@ -181,18 +139,19 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     const provider = record.provider ?? '';
     // record.model is the caller's string until the roster accepted it, which is when provider is set.
     const model = record.provider !== null ? (record.model ?? '') : '';
-    requests.labels(model, provider, String(res.statusCode), record.gatewayCode ?? '', record.caller ?? '').inc();
+    const caller = record.caller ?? '';
+    requests.inc([model, provider, String(res.statusCode), record.gatewayCode ?? '', caller]);
     const { costUsd, tokens } = pricedUsage(record);
-    if (costUsd !== null && costUsd > 0) cost.labels(record.caller ?? '', model).inc(costUsd);
-    if (record.deprecated) deprecatedRequests.labels(model, record.caller ?? '').inc();
-    duration.labels(model, provider, record.stream ? 'true' : 'false').observe(durationMs / 1000);
-    if (record.upstreamHeadersMs !== null) upstreamHeaders.labels(provider).observe(record.upstreamHeadersMs / 1000);
-    if (record.firstEventMs !== null) firstEvent.labels(provider).observe(record.firstEventMs / 1000);
+    if (costUsd !== null && costUsd > 0) cost.inc([caller, model], costUsd);
+    if (record.deprecated) deprecatedRequests.inc([model, caller]);
+    duration.observe([model, provider, record.stream ? 'true' : 'false'], durationMs / 1000);
+    if (record.upstreamHeadersMs !== null) upstreamHeaders.observe([provider], record.upstreamHeadersMs / 1000);
+    if (record.firstEventMs !== null) firstEvent.observe([provider], record.firstEventMs / 1000);
     if (record.gatewayCode === 'unknown_model' || record.gatewayCode === 'missing_provider_prefix') {
       const prefix = record.model?.split('/', 1)[0] ?? '';
-      offRoster.labels(record.model?.includes('/') && providerIds.has(prefix) ? prefix : 'other').inc();
+      offRoster.inc([record.model?.includes('/') && providerIds.has(prefix) ? prefix : 'other']);
     }
-    if (record.attempts) for (const attempt of record.attempts) attempts.labels(attempt.provider, attempt.endpoint, attempt.outcome).inc();
+    if (record.attempts) for (const attempt of record.attempts) attempts.inc([attempt.provider, attempt.endpoint, attempt.outcome]);
     const { counts } = tokens;
     countTokens(model, 'prompt', counts.prompt);
     countTokens(model, 'completion', counts.completion);
