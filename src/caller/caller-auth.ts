@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { CallerTable } from '../generated/types/route-tables.js';
 import { recordOf } from '../observe/request-log.js';
@@ -62,5 +62,5 @@ function presentedKey(req: Request): string | undefined {
 }
 
 function digest(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return hash('sha256', key, 'buffer');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CallerTable, RouteTables } from '../generated/types/route-tables.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -16,7 +16,8 @@ export interface CallerDirectory {
 
 /** The digest a key is known by: lower-case hex sha256, as routes.yaml's `sha256:` lines hold it. */
 export function keyDigest(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // One-shot: no Hash object per request (every request's key is digested to find its caller).
+  return hash('sha256', key, 'hex');
 }
 
 /**
