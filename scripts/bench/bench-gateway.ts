@@ -64,12 +64,17 @@ export function requestLogLines(file: string): number {
   return lines;
 }
 
-/** dist/ copied with the bench routing table in place of the shipped one; returns the copy's server.js. */
-export function benchDist(): string {
-  const compiled = compileRoutes(readFileSync(BENCH_ROUTES, 'utf8'));
+/**
+ * dist/ copied with the bench routing table in place of the shipped one; returns the copy's server.js. Without
+ * `callers` the table declares none (`npm run bench:instructions -- --pieces` measures what callers cost); `source`
+ * is another build's dist/ (`--against`).
+ */
+export function benchDist({ callers = true, source = join(REPO, 'dist'), name = callers ? 'dist' : 'dist-no-callers' }: { callers?: boolean; source?: string; name?: string } = {}): string {
+  const yaml = readFileSync(BENCH_ROUTES, 'utf8');
+  const compiled = compileRoutes(callers ? yaml : withoutCallers(yaml));
   if (!compiled.ok) throw new Error(`bench-routes.yaml does not compile:\n${compiled.problems.map((p) => formatProblem('bench-routes.yaml', p)).join('\n')}`);
-  const dist = join(runDir(), 'dist');
-  cpSync(join(REPO, 'dist'), dist, { recursive: true, filter: (source) => !source.endsWith('.map') });
+  const dist = join(runDir(), name);
+  cpSync(source, dist, { recursive: true, filter: (source) => !source.endsWith('.map') });
   // Inside node_modules no package.json above says ESM: say it here.
   writeFileSync(join(runDir(), 'package.json'), '{"type":"module"}\n');
   const { version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
@@ -81,6 +86,13 @@ export function benchDist(): string {
       `export const routeTables = ${JSON.stringify(compiled.tables, null, 2)};\n`,
   );
   return join(dist, 'server.js');
+}
+
+/** bench-routes.yaml without its top-level `callers:` section. */
+function withoutCallers(yaml: string): string {
+  const section = /^callers:\n(?:[ #].*\n|\n)*/m;
+  if (!section.test(yaml)) throw new Error('bench-routes.yaml has no callers: section to leave out');
+  return yaml.replace(section, '');
 }
 
 let server: string | undefined;

@@ -22,6 +22,11 @@
 //   npm run bench:instructions -- --no-write   prints only
 //   npm run bench:tracing                      (--tracing) the gateway as shipped beside the gateway with OpenTelemetry
 //                                              on, exporting traces and metrics (http/protobuf) to a local OTLP sink
+//   npm run bench:instructions -- --pieces     what two parts of the gateway cost: beside the got proxy and the gateway,
+//                                              the gateway with its request log off (LOG_LEVEL=warn) and the gateway
+//                                              with no callers declared (anonymous, no limits); prints, writes nothing
+//   npm run bench:instructions -- --against=DIR[,DIR…]   changes' before/after: this build beside the builds in each
+//                                              DIR (a dist/ folder built from another commit), side by side; prints only
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
@@ -34,13 +39,26 @@ import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './rep
 
 const argv = process.argv.slice(2);
 for (const arg of argv) {
-  if (arg !== '--no-write' && arg !== '--tracing') {
-    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write, --tracing)\n`);
+  if (!/^--(no-write|tracing|pieces|against=.+)$/.test(arg)) {
+    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write, --tracing, --pieces, --against=DIR)\n`);
     process.exit(2);
   }
 }
-const WRITE = !argv.includes('--no-write');
 const TRACING = argv.includes('--tracing');
+const PIECES = argv.includes('--pieces');
+const AGAINST = argv.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
+const AGAINST_DIRS = AGAINST?.split(',') ?? [];
+for (const dir of AGAINST_DIRS) {
+  if (!existsSync(join(dir, 'server.js'))) {
+    process.stderr.write(`bench:instructions: --against: no server.js in ${dir} (give dist/ folders)\n`);
+    process.exit(2);
+  }
+}
+if ([TRACING, PIECES, AGAINST !== undefined].filter(Boolean).length > 1) {
+  process.stderr.write('bench:instructions: --tracing, --pieces and --against each pick the targets: give one\n');
+  process.exit(2);
+}
+const WRITE = !argv.includes('--no-write') && !PIECES && AGAINST === undefined;
 const WARMUP = count('BENCH_INSTR_WARMUP', 3000);
 const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
 const CONNECTIONS = 8;
@@ -208,7 +226,7 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: ${TRACING ? 2 : 3} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING ? 2 : PIECES ? 4 : 2 + Math.max(1, AGAINST_DIRS.length)} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
@@ -216,18 +234,30 @@ const sink = TRACING ? await startOtlpSink() : undefined;
 // Under callgrind on a loaded machine a request can wait longer than the default 10 s for its headers to be read.
 const gatewayEnv = { ...benchGatewayEnv(Number(upstreamPort)), PORT: '0', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' };
 const SERVER = benchDist();
+const LOG_OFF = 'gateway, request log off';
+const NO_CALLERS = 'gateway, no callers';
+/** A target's name for an --against build: its folder, as given. */
+const baseline = (dir: string) => `gateway, ${dir}`;
+const gotProxy = () => startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc');
+const gateway = () => startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'log');
 const targets = await Promise.all(
   sink
     ? [
-        startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'log'),
+        gateway(),
         // Everything on, as a user would run it: traces and metrics, the default protocol and batching.
         startCounted('gateway, tracing on', SERVER, { ...gatewayEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }, ROUTING_MODEL, 'log'),
       ]
-    : [
-        startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
-        startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
-        startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'log'),
-      ],
+    : PIECES
+      ? [
+          gotProxy(),
+          gateway(),
+          // Request lines are info: at warn none is built or written (the start-up line still is).
+          startCounted(LOG_OFF, SERVER, { ...gatewayEnv, LOG_LEVEL: 'warn' }, ROUTING_MODEL, 'log'),
+          startCounted(NO_CALLERS, benchDist({ callers: false }), gatewayEnv, ROUTING_MODEL, 'log'),
+        ]
+      : AGAINST !== undefined
+        ? [gotProxy(), gateway(), ...AGAINST_DIRS.map((dir, index) => startCounted(baseline(dir), benchDist({ source: dir, name: `dist-against-${index}` }), gatewayEnv, ROUTING_MODEL, 'log'))]
+        : [startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'), gotProxy(), gateway()],
 );
 
 // The targets run side by side: an instruction count does not depend on what the other core is doing.
@@ -248,7 +278,8 @@ await Promise.all(
 const served = SCENARIOS.length * (WARMUP + REQUESTS);
 const logged = new Map<string, number>();
 for (const target of targets) {
-  for (let waited = 0; (target.logLines() ?? served) < served && waited < 10_000; waited += 250) await sleep(250);
+  for (let waited = 0; target.name !== LOG_OFF && (target.logLines() ?? served) < served && waited < 10_000; waited += 250) await sleep(250);
+  if (target.name === LOG_OFF) continue;
   const lines = target.logLines();
   if (lines === null) continue;
   logged.set(target.name, lines);
@@ -289,6 +320,32 @@ if (sink) {
     `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
   ].join('\n');
   report('TRACING', markdown);
+}
+if (PIECES || AGAINST !== undefined) {
+  const others = PIECES ? [LOG_OFF, NO_CALLERS] : AGAINST_DIRS.map(baseline);
+  const rows = SCENARIOS.map((scenario) => {
+    const of = (name: string) => perRequest.get(`${name}|${scenario.label}`)!;
+    const gateway = of('gateway');
+    const cells = others.map((name) => `${millions(of(name))} M (${gateway >= of(name) ? '+' : '−'}${(Math.abs(gateway - of(name)) / 1e3).toFixed(0)} k)`);
+    return `| ${scenario.label} | ${millions(of('got proxy'))} M | ${millions(gateway)} M | ${cells.join(' | ')} | ${ratio(gateway, of('got proxy'))} |`;
+  });
+  const markdown = [
+    PIECES ? '## What parts of the gateway cost: instructions per request (callgrind)' : '## This build against others: instructions per request (callgrind)',
+    '',
+    ...machine,
+    `- Command: \`${settings}npm run bench:instructions -- ${PIECES ? '--pieces' : `--against=${AGAINST}`}\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
+    '',
+    `| Scenario | got proxy | gateway | ${others.map((name) => `${name} (gateway minus it)`).join(' | ')} | gateway ÷ got proxy |`,
+    `|---|---:|---:|${others.map(() => '---:|').join('')}---:|`,
+    ...rows,
+    '',
+    gatewaySetup,
+    PIECES
+      ? `- *${LOG_OFF}*: LOG_LEVEL=warn. *${NO_CALLERS}*: bench-routes.yaml without its callers section (anonymous, no limits, no key digested).`
+      : '- Each other build runs with the same routing table and configuration as this one.',
+    `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
+  ].join('\n');
+  report('PIECES', markdown);
 }
 const rows = SCENARIOS.map((scenario) => {
   const [raw, got, gateway] = ['raw proxy', 'got proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number];
