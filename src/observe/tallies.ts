@@ -2,7 +2,7 @@
  * Counters and histograms counted per request at the cost of one Map lookup, read by prom-client only at scrape.
  *
  * prom-client's own metrics rebuild and hash a label object on every call, even through a bound child (issue 25,
- * item 7): here a series is found by its label values joined into one string, and prom-client's registry (and
+ * item 7): here a series is found by its label values, one Map level each, and prom-client's registry (and
  * the cluster's AggregatorRegistry) formats what `get()` returns exactly as it formats its own Counter and Histogram.
  */
 
@@ -18,12 +18,13 @@ interface Series<T> {
   readonly state: T;
 }
 
-/** A NUL never occurs in a label value the gateway sets (roster names, ids, codes, statuses), so joined values are unique. */
-const SEPARATOR = '\u0000';
+/** Series by their label values, one Map level per label (see Tally.series). */
+type Level<T> = Map<string, Level<T> | Series<T>>;
 
 abstract class Tally<T> {
   readonly aggregator = 'sum';
-  readonly #series = new Map<string, Series<T>>();
+  readonly #root: Level<T> = new Map();
+  readonly #all: Series<T>[] = [];
 
   constructor(
     readonly name: string,
@@ -32,15 +33,26 @@ abstract class Tally<T> {
     private readonly labelNames: readonly string[],
   ) {}
 
-  /** The series of these label values (in labelNames' order), made on first use. */
+  /**
+   * The series of these label values (in labelNames' order), made on first use. One Map level per value: the values
+   * are mostly the same string objects each time (roster names, ids), whose hash V8 keeps, where a joined key would
+   * be a new string to hash on every call.
+   */
   protected series(values: readonly string[]): T {
-    const key = values.length === 1 ? values[0]! : values.join(SEPARATOR);
-    let series = this.#series.get(key);
+    let level = this.#root;
+    const last = values.length - 1;
+    for (let index = 0; index < last; index++) {
+      let next = level.get(values[index]!) as Level<T> | undefined;
+      if (!next) level.set(values[index]!, (next = new Map()));
+      level = next;
+    }
+    let series = level.get(values[last]!) as Series<T> | undefined;
     if (!series) {
       const labels: Record<string, string> = {};
       this.labelNames.forEach((name, index) => (labels[name] = values[index] ?? ''));
       series = { labels, state: this.fresh() };
-      this.#series.set(key, series);
+      level.set(values[last]!, series);
+      this.#all.push(series);
     }
     return series.state;
   }
@@ -51,7 +63,7 @@ abstract class Tally<T> {
   /** Read by prom-client's registry at scrape time. */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
     const values: MetricValue[] = [];
-    for (const series of this.#series.values()) this.export(series, values);
+    for (const series of this.#all) this.export(series, values);
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }
