@@ -1,5 +1,5 @@
 /**
- * Counters and histograms counted per request at the cost of one Map lookup, read by prom-client only at scrape.
+ * Counters and histograms counted per request at the cost of a few Map lookups, read by prom-client only at scrape.
  *
  * prom-client's own metrics rebuild and hash a label object on every call, even through a bound child (issue 25,
  * item 7): here a series is found by its label values, one Map level each, and prom-client's registry (and
