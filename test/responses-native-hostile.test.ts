@@ -127,7 +127,9 @@ t.test('a translated answer over max_upstream_body_bytes: response.failed names 
   const last = events.at(-1)!;
   t.match(last.data, { type: 'response.failed', response: { status: 'failed', error: { gateway_code: 'invalid_upstream_response', code: 'invalid_upstream_response', provider: 'oai', message: /The provider "oai" sent an answer that grew past 262144 characters/ } } });
   const numbers = events.map((event) => event.data['sequence_number'] as number);
-  t.ok(numbers.every((n, i) => i === 0 || n > numbers[i - 1]!), 'sequence numbers strictly increase');
+  // The provider writes 20 events per write, so the limit is crossed partway through a read: the events translated
+  // from that read before it are still sent, and response.failed is numbered right after them.
+  t.ok(numbers.every((n, i) => i === 0 || n === numbers[i - 1]! + 1), 'sequence numbers follow each other with no gap');
   await until(() => rig.gateway.tracked().inFlight === 0 && rig.gateway.requestLogs().length > 0);
   t.match(rig.gateway.requestLogs()[0], { status: 200, provider: 'oai', gateway_code: 'invalid_upstream_response', attempts: [{ outcome: 'invalid_upstream_response' }] });
 });

@@ -18,23 +18,39 @@ export interface ChatEventHandlers {
   finished(): boolean;
 }
 
+/** Reads chat frames into the writer's own; `unsent()` takes what a read made before a handler threw. */
+export interface ChatEventReader {
+  (text: string): string;
+  /**
+   * Frames made by a read that did not return (a handler threw: an answer over its limit), taken once: a writer
+   * that numbers its events (Responses) sends them before its final error event, so no number is skipped.
+   */
+  unsent(): string;
+}
+
 /** Reads the chat frames the engine hands an inbound writer, event by event, into the writer's own frames. */
-export function chatEventReader(handlers: ChatEventHandlers): (text: string) => string {
+export function chatEventReader(handlers: ChatEventHandlers): ChatEventReader {
   const parser = new SseParser(MAX_FRAME_CHARS);
-  return (text) => {
-    let frames = '';
+  let made = '';
+  const take = () => {
+    const frames = made;
+    made = '';
+    return frames;
+  };
+  const read = (text: string): string => {
     for (const message of parser.push(Buffer.from(text, 'utf8'))) {
       if (message.kind !== 'event' || handlers.finished()) continue;
       if (message.data === '[DONE]') {
-        frames += handlers.done();
+        made += handlers.done();
         continue;
       }
       const data = parsed(message.data);
       if (!isObject(data)) continue;
-      frames += isObject(data['error']) ? handlers.error(data['error'] as unknown as ErrorBody) : handlers.chunk(data);
+      made += isObject(data['error']) ? handlers.error(data['error'] as unknown as ErrorBody) : handlers.chunk(data);
     }
-    return frames;
+    return take();
   };
+  return Object.assign(read, { unsent: take });
 }
 
 /** A whole chat answer's text, parsed; undefined when it is not JSON. */

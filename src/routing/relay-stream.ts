@@ -96,6 +96,9 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     options.onCommit();
   };
 
+  // What this read has produced so far; outside the loop so that a failure partway through a read (an event over the
+  // limit) still sends the events translated before it, ahead of the final error event, whose numbering follows them.
+  let frames = '';
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
       // Drain what follows the end marker so the connection can be reused, but never refresh the
@@ -103,7 +106,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       if (ended) continue;
       idle.refresh();
       // One write per read; steps are translated as they are pulled, so the caller's first event is sent before the rest of its read is translated.
-      let frames = '';
+      frames = '';
       reader.push(chunk);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
         if (step.usage) record.usage = step.usage;
@@ -165,6 +168,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     if (!res.destroyed) {
       record.gatewayCode = failure.body.gateway_code;
       settle();
+      if (frames !== '') res.write(provider.redact(frames));
       res.end(output.error(failure.body));
     }
   } finally {

@@ -154,15 +154,23 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
   const failed = (body: ErrorBody): string => {
     if (finished) return '';
     finished = true;
-    const frames = open() + closeReasoning() + closeMessage() + closeCalls();
+    // Events already numbered by a read that failed partway (see frames) go first, so the numbers run on.
+    const frames = unsent + read.unsent() + open() + closeReasoning() + closeMessage() + closeCalls();
+    unsent = '';
     return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error: failedError(body), usage: usageOf(usage) }) });
   };
 
   const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
+  /** response.created and in_progress while the read that follows them has not returned (it may throw: failed sends them). */
+  let unsent = '';
   return {
     frames(text) {
       if (finished) return '';
-      return open() + read(text);
+      unsent = open();
+      const made = read(text);
+      const frames = unsent + made;
+      unsent = '';
+      return frames;
     },
     error: failed,
     finished: () => finished,
