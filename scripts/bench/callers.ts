@@ -53,7 +53,8 @@ async function admissionCost(redisUrl: string | null, iterations: number): Promi
   const policy = createCallerPolicy(compiled.tables, { env: {}, redisUrl, clusterWorker: false, logger: pino({ level: 'silent' }) });
   const caller = policy.identify(BENCH_CALLER_KEY)!;
   const res = { setHeader() {} } as never;
-  const record = { usage: { prompt_tokens: 9, completion_tokens: 10 }, price: compiled.tables.models['bench/llama3.2']!.price } as unknown as RequestRecord;
+  // The fields settle reads (through pricedUsage, which keeps its reading in `priced`).
+  const record = { usage: { prompt_tokens: 9, completion_tokens: 10 }, price: compiled.tables.models['bench/llama3.2']!.price, priced: null } as unknown as RequestRecord;
   if (redisUrl) while (policy.storeUp?.() !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
   const run = async (n: number) => {
     for (let i = 0; i < n; i++) policy.settle((await policy.admit(caller, res))!, record);
