@@ -33,7 +33,8 @@ const STREAMED = argv.includes('--streamed');
 const WARMUP = Number(process.env['BENCH_PROFILE_WARMUP'] ?? 5000);
 const REQUESTS = Number(process.env['BENCH_PROFILE_REQUESTS'] ?? 20000);
 const CONNECTIONS = 8;
-const PERF_ARGS = ['--perf-basic-prof'];
+/** perf-basic-prof names JIT code for perf (/tmp/perf-<pid>.map) and also writes V8's log: into this run's folder, not the repo. */
+const perfArgs = (name: string) => ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(runDir(), `${name}-v8.log`)}`];
 
 try {
   execFileSync('perf', ['--version'], { stdio: 'ignore' });
@@ -55,7 +56,7 @@ interface Profiled {
 
 async function startGotProxy(mockPort: number): Promise<Profiled> {
   const child = track(
-    fork(transpile('got-proxy.ts', runDir()), [], { execArgv: PERF_ARGS, env: { PATH: process.env['PATH'] ?? '', UPSTREAM_PORT: String(mockPort) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(transpile('got-proxy.ts', runDir()), [], { execArgv: perfArgs('got-proxy'), env: { PATH: process.env['PATH'] ?? '', UPSTREAM_PORT: String(mockPort) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   const port = await portMessage(child);
   return { name: 'got proxy', url: `http://127.0.0.1:${port}/v1/chat/completions`, model: 'llama3.2', pid: child.pid!, stop: () => stopChild(child) };
@@ -102,7 +103,7 @@ async function profile(target: Profiled): Promise<Parts> {
 
 const mock = await startMockProvider();
 const results: [string, Parts][] = [];
-for (const start of [() => startGotProxy(mock.port), () => startGateway(mock.port, PERF_ARGS).then((gateway) => ({ ...gateway, model: 'bench-one/llama3.2' }))]) {
+for (const start of [() => startGotProxy(mock.port), () => startGateway(mock.port, perfArgs('gateway')).then((gateway) => ({ ...gateway, model: 'bench-one/llama3.2' }))]) {
   const target = await start();
   process.stderr.write(`bench:profile: ${target.name}: ${WARMUP} warm-up, then ${REQUESTS} sampled requests\n`);
   results.push([target.name, await profile(target)]);
