@@ -96,8 +96,10 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     options.onCommit();
   };
 
-  // What this read has produced so far; outside the loop so that a failure partway through a read (an event over the
-  // limit) still sends the events translated before it, ahead of the final error event, whose numbering follows them.
+  // What this read has produced so far; outside the loop so that a failure partway through a read (a translator's or
+  // the inbound writer's budget running out) still sends the events translated before it, ahead of the final error
+  // event, whose numbering follows them. (An event over max_upstream_body_bytes fails in the parser, before any
+  // event of its read is handed on: those are not sent.)
   let frames = '';
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {
