@@ -56,6 +56,19 @@ t.test('an event larger than the limit is refused rather than buffered', async (
   t.throws(() => lines.push(Buffer.from(`data: ${'x'.repeat(400)}\n`.repeat(3))), SseEventTooLargeError, 'many data lines');
 });
 
+t.test('an event over the limit after others in the same read: those are handed on, the refusal comes at the next read or the end', async (t) => {
+  const data = (data: string) => ({ kind: 'event', event: undefined, data, id: undefined });
+  const read = Buffer.from(`data: a\n\ndata: b\n\ndata: ${'x'.repeat(2000)}`);
+  const parser = new SseParser(1000);
+  t.same(parser.push(read), [data('a'), data('b')]);
+  t.throws(() => parser.push(Buffer.from('more of it\n\ndata: c\n\n')), SseEventTooLargeError, 'the next read');
+  t.throws(() => parser.end(), SseEventTooLargeError, 'and the end, once refused');
+  const ended = new SseParser(1000);
+  t.same(ended.push(read), [data('a'), data('b')]);
+  t.throws(() => ended.end(), SseEventTooLargeError, 'a stream that ends right after it');
+  t.throws(() => new SseParser(1000).push(Buffer.from(`data: ${'x'.repeat(2000)}\n\ndata: a\n\n`)), SseEventTooLargeError, 'first in its read: refused at once');
+});
+
 t.test('a byte-order mark opening the stream is ignored, wherever the reads split it', async (t) => {
   const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(STREAM)]);
   t.same(parseInPieces([bytes]), EXPECTED, 'in one read');

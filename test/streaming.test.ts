@@ -8,9 +8,9 @@ import { bytePieces, chunk, readDataEvents, sseBody, startEventStream, writeInPi
 
 const ask = { model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true };
 
-async function withStream(t: Test, handler: (res: ServerResponse, body: string) => void | Promise<void>, routes = GATEWAY_ROUTES) {
+async function withStream(t: Test, handler: (res: ServerResponse, body: string) => void | Promise<void>, routes = GATEWAY_ROUTES, options: { maxUpstreamBodyBytes?: number } = {}) {
   const upstream = await startMockUpstream((req, res) => handler(res, req.body));
-  const gateway = await startGateway({ upstreamOrigin: upstream.origin, routes });
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin, routes, ...options });
   t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
   return { upstream, gateway };
 }
@@ -372,4 +372,17 @@ t.test('stream_options reaches the provider as written, but for include_usage, h
   // Never a 500. Should a bound on nesting (issue 10, item 2) refuse this body, it must be the caller's 4xx envelope.
   if (response.status === 200) t.equal(upstream.requests[1]!.body, deep.replace('mock/gpt-4o', 'gpt-4o-2024-11-20').replace('{"x"', '{"include_usage":true,"x"'), '20,000 deep, byte for byte');
   else t.ok(response.status >= 400 && response.status < 500 && /json/.test(response.headers.get('content-type') ?? ''), `refused as the caller’s error (${response.status})`);
+});
+
+t.test('an event over the limit partway through a read: the events before it in that read still reach the caller, then the error', async (t) => {
+  const { gateway } = await withStream(t, (res) => {
+    startEventStream(res);
+    res.write(sseBody([chunk('gpt-4o', { role: 'assistant', content: '' })], { done: false }));
+    // One write: three small events, then one far over max_upstream_body_bytes (16 KiB here).
+    setTimeout(() => res.end(sseBody([1, 2, 3].map((n) => chunk('gpt-4o', { content: `part ${n} ` })), { done: false }) + `data: ${'x'.repeat(200_000)}\n\n`), 50);
+  }, GATEWAY_ROUTES, { maxUpstreamBodyBytes: 16 * 1024 });
+  const data = await readDataEvents(await gateway.post(ask));
+  const contents = data.slice(0, -1).map((event) => (JSON.parse(event) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content);
+  t.same(contents, ['', 'part 1 ', 'part 2 ', 'part 3 '], 'every event before the one over the limit');
+  t.match(JSON.parse(data.at(-1)!), { error: { gateway_code: 'invalid_upstream_response', provider: 'mock' } });
 });

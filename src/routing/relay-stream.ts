@@ -98,8 +98,8 @@ export async function relayStream(options: RelayOptions): Promise<void> {
 
   // What this read has produced so far; outside the loop so that a failure partway through a read (a translator's or
   // the inbound writer's budget running out) still sends the events translated before it, ahead of the final error
-  // event, whose numbering follows them. (An event over max_upstream_body_bytes fails in the parser, before any
-  // event of its read is handed on: those are not sent.)
+  // event, whose numbering follows them. (An event over max_upstream_body_bytes is refused by the parser at the
+  // next read, once the events before it in its read are handed on: see SseParser.pushWithLane.)
   let frames = '';
   try {
     for await (const chunk of reply.body as AsyncIterable<Buffer>) {

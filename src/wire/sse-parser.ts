@@ -50,6 +50,8 @@ export class SseParser {
   private sawDataField = false;
   /** No character decoded yet: a byte-order mark opening the stream is not part of its first line. */
   private atStreamStart = true;
+  /** An event over the limit, held until the messages of its read are handed on (see pushWithLane). */
+  private tooLarge: SseEventTooLargeError | undefined;
 
   constructor(
     private readonly maxEventChars: number,
@@ -62,8 +64,28 @@ export class SseParser {
     return this.pushWithLane(chunk) as SseMessage[];
   }
 
-  /** Parses one read; returns the messages it completed and the frames the fast lane made, in stream order. */
+  /**
+   * Parses one read; returns the messages it completed and the frames the fast lane made, in stream order. An event
+   * over `maxEventChars` found after other messages of the same read is thrown at the next read (or at the end), so
+   * the messages before it are still handed on; nothing of it is kept meanwhile.
+   */
   pushWithLane(chunk: Buffer): (SseMessage | RelayedFrames)[] {
+    if (this.tooLarge) throw this.tooLarge;
+    const out: (SseMessage | RelayedFrames)[] = [];
+    try {
+      this.parseInto(chunk, out);
+    } catch (error) {
+      if (!(error instanceof SseEventTooLargeError) || out.length === 0) throw error;
+      this.tooLarge = error;
+      this.partialLine = '';
+      this.data = '';
+      this.sawDataField = false;
+      this.eventName = undefined;
+    }
+    return out;
+  }
+
+  private parseInto(chunk: Buffer, out: (SseMessage | RelayedFrames)[]): void {
     let text = this.decoder.write(chunk);
     if (this.atStreamStart && text.length > 0) {
       // The spec ignores one U+FEFF at the very start; kept, it would hide the first field name (`\uFEFFdata`).
@@ -74,7 +96,6 @@ export class SseParser {
       if (text.charCodeAt(0) === 0x0a) text = text.slice(1);
       this.skipLeadingLf = false;
     }
-    const out: (SseMessage | RelayedFrames)[] = [];
     let start = 0;
     if (!text.includes('\r')) {
       // Almost every provider ends lines with LF alone: a plain search is much cheaper than the regex.
@@ -106,7 +127,6 @@ export class SseParser {
       if (this.partialLine.length + this.data.length > this.maxEventChars) throw new SseEventTooLargeError(this.maxEventChars);
     }
     this.detachFromRead(text.length);
-    return out;
   }
 
   /**
@@ -124,6 +144,7 @@ export class SseParser {
 
   /** The stream ended: an event without its closing blank line is incomplete and is dropped, as the spec says. */
   end(): SseMessage[] {
+    if (this.tooLarge) throw this.tooLarge;
     this.decoder.end();
     return [];
   }
