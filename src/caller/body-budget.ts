@@ -66,18 +66,3 @@ export class BodyReservation {
   }
 }
 
-/** Each response's body reservation, so the answer's commit can give it back before the response closes. */
-const reservations = new WeakMap<object, BodyReservation>();
-
-/** Ties `reservation` to the response it is read for (read-json-body.ts). */
-export function holdBodyFor(res: object, reservation: BodyReservation): void {
-  reservations.set(res, reservation);
-}
-
-/**
- * Gives back the body charge of the request answered on `res`: called once its answer has started and nothing
- * will read the body again (README: Limits), so open streams are bounded by memory, not by the body budget.
- */
-export function releaseBodyOf(res: object): void {
-  reservations.get(res)?.release();
-}

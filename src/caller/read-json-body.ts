@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BUDGET_BYTES_PER_VALUE, holdBodyFor, type BodyBudget } from './body-budget.js';
+import { BUDGET_BYTES_PER_VALUE, type BodyBudget, type BodyReservation } from './body-budget.js';
 import { inviteBody } from './expect-continue.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import { JsonBoundsScanner, plainKeyAt, type JsonBounds, type JsonBoundsViolation } from '../wire/json-bounds.js';
@@ -8,6 +8,8 @@ import { JsonBoundsScanner, plainKeyAt, type JsonBounds, type JsonBoundsViolatio
 export interface JsonBody {
   readonly text: string;
   readonly value: unknown;
+  /** The body's charge to the budget, given back when the response closes or, earlier, by whoever lets go of the body. */
+  readonly reservation: BodyReservation;
 }
 
 /** What one request body may cost: its size, its shape, and its share of the memory all bodies hold. */
@@ -24,7 +26,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * a compressed body (415), more than `maxBytes` (413, before reading it when Content-Length says so),
  * deeper or with more values than the JSON bounds (400, as soon as the bytes read show it), and more than
  * the budget of bodies in flight has left (503, retryable). Everything the body holds is charged to the
- * budget until the response closes, or until its answer has started (`releaseBodyOf`). `100 Continue` is sent only once the headers have passed these checks.
+ * budget until the response closes, or until its reservation is released earlier (a stream's commit). `100 Continue` is sent only once the headers have passed these checks.
  */
 export async function readJsonBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<JsonBody> {
   if (!isJsonContentType(req.headers['content-type'])) {
@@ -42,7 +44,6 @@ export async function readJsonBody(req: IncomingMessage, res: ServerResponse, li
   const reservation = budget.open();
   if (res.closed) throw gatewayError('caller_disconnected', 'The connection closed before the request body was complete.');
   res.once('close', () => reservation.release());
-  holdBodyFor(res, reservation);
   inviteBody(req, res);
 
   const scanner = new JsonBoundsScanner(limits.json);
@@ -63,7 +64,7 @@ export async function readJsonBody(req: IncomingMessage, res: ServerResponse, li
     throw gatewayError('invalid_json', 'The request body is not valid UTF-8.');
   }
   try {
-    return { text, value: JSON.parse(text) as unknown };
+    return { text, value: JSON.parse(text) as unknown, reservation };
   } catch (error) {
     // V8's message quotes the body; only the position is kept, so no content is echoed or logged.
     const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;

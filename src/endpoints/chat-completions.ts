@@ -12,7 +12,7 @@ import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission } from '../policy/limit-store.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
-import { releaseBodyOf } from '../caller/body-budget.js';
+import type { BodyReservation } from '../caller/body-budget.js';
 import { recordOf, type RequestRecord } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
@@ -59,6 +59,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       if (res.headersSent) return; // answered shutting_down while the body was still coming
       let translated = options.inbound?.read(read, req);
       let { text, value } = translated ?? read;
+      const { reservation } = read;
       read = undefined;
       if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
       record.model = value.model;
@@ -76,7 +77,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       if (lifecycle.forced) throw shuttingDown(route.provider);
       // A caller that leaves, or a drain past its grace period, stops the provider's work (and its bill) at once,
       // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
-      exchange.begin(text, value, translated?.answer);
+      exchange.begin(text, value, translated?.answer, reservation);
       const model = value.model;
       translated = undefined;
       text = '';
@@ -116,6 +117,8 @@ class Exchange implements AttemptRequest, ForcedStop {
   #stopped: GatewayError | undefined;
   /** Past the body: a forced stop stops the provider's work rather than answering at once. */
   #begun = false;
+  /** The body's charge to MAX_BODY_BYTES_IN_FLIGHT, given back at the commit (or when the response closes). */
+  #reservation: BodyReservation | undefined;
 
   constructor(
     readonly res: Response,
@@ -128,7 +131,8 @@ class Exchange implements AttemptRequest, ForcedStop {
   }
 
   /** The body is read: from now on the caller leaving stops the request. */
-  begin(text: string, body: ChatCompletionRequest, answer: AnswerPlan | undefined): void {
+  begin(text: string, body: ChatCompletionRequest, answer: AnswerPlan | undefined, reservation: BodyReservation): void {
+    this.#reservation = reservation;
     this.text = text;
     this.body = body;
     if (answer) this.answer = answer;
@@ -143,7 +147,7 @@ class Exchange implements AttemptRequest, ForcedStop {
    * charge goes back and nothing here holds the body; an open stream then holds its answer, not its prompt.
    */
   onCommit(): void {
-    releaseBodyOf(this.res);
+    this.#reservation?.release();
     this.text = '';
     this.body = { model: this.body.model, messages: [] } as unknown as ChatCompletionRequest;
     const native = this.answer?.native;
