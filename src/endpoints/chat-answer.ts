@@ -20,7 +20,8 @@ export interface ChatEventHandlers {
 
 /** Reads chat frames into the writer's own; `unsent()` takes what a read made before a handler threw. */
 export interface ChatEventReader {
-  (text: string): string;
+  /** The writer's frames for `text`, after `opening` (frames the writer made for this read before it). */
+  (text: string, opening?: string): string;
   /**
    * Frames made by a read that did not return (a handler threw: an answer over its limit), taken once: a writer
    * that numbers its events (Responses) sends them before its final error event, so no number is skipped.
@@ -37,7 +38,8 @@ export function chatEventReader(handlers: ChatEventHandlers): ChatEventReader {
     made = '';
     return frames;
   };
-  const read = (text: string): string => {
+  const read = (text: string, opening = ''): string => {
+    made = opening;
     for (const message of parser.push(Buffer.from(text, 'utf8'))) {
       if (message.kind !== 'event' || handlers.finished()) continue;
       if (message.data === '[DONE]') {

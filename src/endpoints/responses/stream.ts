@@ -154,23 +154,17 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
   const failed = (body: ErrorBody): string => {
     if (finished) return '';
     finished = true;
-    // Events already numbered by a read that failed partway (see frames) go first, so the numbers run on.
-    const frames = unsent + read.unsent() + open() + closeReasoning() + closeMessage() + closeCalls();
-    unsent = '';
+    // Events already numbered by a read that failed partway go first, so the numbers run on.
+    const frames = read.unsent() + open() + closeReasoning() + closeMessage() + closeCalls();
     return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error: failedError(body), usage: usageOf(usage) }) });
   };
 
   const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
-  /** response.created and in_progress while the read that follows them has not returned (it may throw: failed sends them). */
-  let unsent = '';
   return {
     frames(text) {
       if (finished) return '';
-      unsent = open();
-      const made = read(text);
-      const frames = unsent + made;
-      unsent = '';
-      return frames;
+      // response.created and in_progress go through the reader, so a read that throws still leaves them to failed.
+      return read(text, open());
     },
     error: failed,
     finished: () => finished,
