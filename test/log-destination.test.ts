@@ -1,5 +1,8 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { startMockUpstream, sendJson } from './helpers/mock-upstream.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './helpers/server-process.js';
@@ -28,6 +31,28 @@ t.test('a stalled stdout costs bounded memory: past the buffer, whole lines are 
   const lines = text.split('\n').filter(Boolean);
   t.equal(lines.length + report.dropped, LINES, 'every line was either written whole or counted as dropped');
   t.ok(lines.every((line) => (JSON.parse(line) as { msg: string }).msg === 'line'), 'no line was cut');
+});
+
+t.test('lines to a file: written whole in batches, and the ones still waiting at exit are written too', async (t) => {
+  const LINES = 10; // about 1 KiB each: two 4 KiB batches while writing, two lines still waiting at the end
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-log-file-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  const child = fork(new URL('./helpers/stalled-log-writer.ts', import.meta.url), {
+    env: { ...process.env, LINES: String(LINES) },
+    stdio: ['ignore', fd, 'inherit', 'ipc'],
+  });
+  closeSync(fd);
+  t.teardown(() => void child.kill('SIGKILL'));
+  const [report] = (await once(child, 'message')) as [{ dropped: number }];
+  t.equal(report.dropped, 0, 'nothing dropped');
+  const exited = once(child, 'exit');
+  child.send('exit'); // at once: well before the periodic flush
+  await exited;
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  t.equal(lines.length, LINES, 'every line is in the file');
+  t.same(lines.map((line) => (JSON.parse(line) as { i: number }).i), [...Array(LINES).keys()], 'whole and in order');
 });
 
 t.test('a quiet gateway’s request line reaches stdout within about a second, and /metrics counts dropped lines', async (t) => {
