@@ -128,15 +128,49 @@ export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMa
     const json = typeof edit === 'function' ? edit(undefined) : edit;
     if (json !== undefined) added.push(`${JSON.stringify(key)}:${json}`);
   }
-  let out = text.slice(0, scan.bodyStart) + added.join(',');
-  let wrote = added.length > 0;
+  // Each occurrence's new value, in order (a function edit is called once per occurrence).
+  const editedAt: number[] = [];
+  const results: (string | undefined)[] = [];
+  let removes = false;
   for (let i = 0; i < scan.keys.length; i++) {
     const key = scan.keys[i]!;
-    const edited = edits.has(key);
+    if (!edits.has(key)) continue;
     const edit = edits.get(key);
     const value = scan.values[i]!;
     const json = typeof edit === 'function' ? edit(text.slice(value.start, value.end)) : edit;
+    editedAt.push(i);
+    results.push(json);
+    if (json === undefined) removes = true;
+  }
+  return removes ? rebuildWithout(text, scan, added, editedAt, results) : spliceValues(text, scan, added, editedAt, results as string[]);
+}
+
+/** No entry removed (the common edit: a value replaced): the new values are spliced in, the rest copied in runs. */
+function spliceValues(text: string, scan: TopLevelScan, added: readonly string[], editedAt: readonly number[], results: readonly string[]): string {
+  let out = '';
+  let copied = 0;
+  if (added.length > 0) {
+    out = text.slice(0, scan.bodyStart) + added.join(',') + (scan.keys.length > 0 ? ',' : '');
+    copied = scan.bodyStart;
+  }
+  for (let k = 0; k < editedAt.length; k++) {
+    const value = scan.values[editedAt[k]!]!;
+    out += text.slice(copied, value.start) + results[k]!;
+    copied = value.end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Some entry removed: the entries are written again one by one, each with the separator it needs. */
+function rebuildWithout(text: string, scan: TopLevelScan, added: readonly string[], editedAt: readonly number[], results: readonly (string | undefined)[]): string {
+  let out = text.slice(0, scan.bodyStart) + added.join(',');
+  let wrote = added.length > 0;
+  let k = 0;
+  for (let i = 0; i < scan.keys.length; i++) {
+    const edited = editedAt[k] === i;
+    const json = edited ? results[k++] : undefined;
     if (edited && json === undefined) continue;
+    const value = scan.values[i]!;
     // What stood before this entry: the space after `{`, or the comma and space after the previous entry.
     const before = text.slice(i === 0 ? scan.bodyStart : scan.values[i - 1]!.end, scan.keyStarts[i]);
     const hasComma = before.includes(',');
