@@ -1,10 +1,10 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { gatewayError } from '../../wire/gateway-error.js';
 import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelScan } from '../../wire/json-top-level.js';
 import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { typedEvent } from '../typed-event.js';
+import { refuseGatedTools } from '../gated.js';
 import { refuseGatedFields } from './gated-fields.js';
 
 const CONTINUE: StreamStep = { frames: '' };
@@ -36,6 +36,7 @@ export function openaiNative(format: NativeFormat, route: NativeRoute): NativeDi
 
 /** Tools the caller runs itself; every other type is a built-in tool that runs (and bills) at the provider. */
 const CALLER_TOOLS = new Set(['function', 'custom']);
+const isBuiltInTool = (type: unknown) => !CALLER_TOOLS.has(type as string);
 
 /**
  * Refuses, naming it, a built-in tool: what a caller may run on the gateway's account is routes.yaml's to allow.
@@ -44,13 +45,9 @@ const CALLER_TOOLS = new Set(['function', 'custom']);
 function refuseBuiltInTools(text: string, scan: TopLevelScan): void {
   scan.keys.forEach((key, k) => {
     if (key !== 'tools') return;
-    const tools = parseJson(text.slice(scan.values[k]!.start, scan.values[k]!.end));
-    if (!Array.isArray(tools)) return;
-    tools.forEach((tool: unknown, i) => {
-      const type = isObject(tool) ? tool['type'] : undefined;
-      if (CALLER_TOOLS.has(type as string)) return;
+    refuseGatedTools(parseJson(text.slice(scan.values[k]!.start, scan.values[k]!.end)), isBuiltInTool, (param, type) => {
       const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(type);
-      throw gatewayError('unsupported_parameter', `'tools[${i}].type' ${shown} is not allowed for this model: built-in tools run and bill at the provider, so routes.yaml must allow them (allow_fields: [built_in_tools] on the model or its provider); send function tools.`, { param: `tools[${i}].type` });
+      return `'${param}' ${shown} is not allowed for this model: built-in tools run and bill at the provider, so routes.yaml must allow them (allow_fields: [built_in_tools] on the model or its provider); send function tools.`;
     });
   });
 }
