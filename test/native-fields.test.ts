@@ -93,16 +93,16 @@ ${providerLine}  plain:
 models:
   claude/a: { max_output_tokens: 1000${modelEntry} }
   claude/b: { max_output_tokens: 1000 }
-  plain/x: { allow_fields: [service_tier] }
+  plain/x: { allow_fields: [mcp_servers] }
 errors:
   default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
 `;
   const bad = compileRoutes(routes('    allow_fields: [mcp_servers, web_search]\n', ', allow_fields: [container]'));
   t.strictSame(bad.ok ? [] : bad.problems.map((problem) => formatProblem('routes.yaml', problem)), [
     'routes.yaml:6:33: providers.claude.allow_fields[1]: "web_search" is not a field the anthropic dialect gates: it gates only container, mcp_servers, server_tools, service_tier, thinking',
-    'routes.yaml:12:29: models."plain/x".allow_fields[0]: "service_tier" is not a field the openai dialect gates: it gates only built_in_tools',
+    'routes.yaml:12:29: models."plain/x".allow_fields[0]: "mcp_servers" is not a field the openai dialect gates: it gates only built_in_tools, service_tier, web_search_options',
   ]);
-  const good = compileRoutes(routes('    allow_fields: [mcp_servers]\n', ', allow_fields: [container, mcp_servers]').replace('  plain/x: { allow_fields: [service_tier] }\n', '  plain/x:\n'));
+  const good = compileRoutes(routes('    allow_fields: [mcp_servers]\n', ', allow_fields: [container, mcp_servers]').replace('  plain/x: { allow_fields: [mcp_servers] }\n', '  plain/x:\n'));
   t.ok(good.ok);
   if (!good.ok) return;
   t.strictSame(good.tables.models['claude/a']!.allowFields, ['mcp_servers', 'container']);

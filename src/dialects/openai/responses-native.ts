@@ -1,10 +1,11 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { gatewayError } from '../../wire/gateway-error.js';
-import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
+import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelScan } from '../../wire/json-top-level.js';
 import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { typedEvent } from '../typed-event.js';
+import { refuseGatedTools } from '../gated.js';
+import { refuseGatedFields } from './gated-fields.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 /** Events that end a Responses stream with the whole answer. */
@@ -18,32 +19,41 @@ const COMPLETE = new Set(['response.completed', 'response.incomplete']);
  */
 export function openaiNative(format: NativeFormat, route: NativeRoute): NativeDialect | undefined {
   if (format !== 'openai-responses' || route.api !== 'responses') return undefined;
-  return route.allowFields?.includes('built_in_tools') ? RESPONSES_NATIVE_WITH_TOOLS : RESPONSES_NATIVE;
+  const allowedFields = route.allowFields ?? [];
+  return {
+    ...RESPONSES_NATIVE,
+    buildRequest(call, upstreamModel) {
+      const scan = scanTopLevel(call.text);
+      if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
+      // What lets a caller spend more passes only where routes.yaml allows it, as on /v1/chat/completions.
+      refuseGatedFields(call.text, scan, allowedFields);
+      if (!allowedFields.includes('built_in_tools')) refuseBuiltInTools(call.text, scan);
+      const edits = new Map([['model', JSON.stringify(upstreamModel)], ['store', 'false']]);
+      return { path: 'responses', body: editTopLevel(call.text, scan, edits), headers: call.headers };
+    },
+  };
 }
 
 /** Tools the caller runs itself; every other type is a built-in tool that runs (and bills) at the provider. */
 const CALLER_TOOLS = new Set(['function', 'custom']);
+const isBuiltInTool = (type: unknown) => !CALLER_TOOLS.has(type as string);
 
-/** Refuses, naming it, a built-in tool: what a caller may run on the gateway's account is routes.yaml's to allow. */
-function refuseBuiltInTools(text: string): void {
-  const body = parseJson(text);
-  const tools = isObject(body) ? body['tools'] : undefined;
-  if (!Array.isArray(tools)) return;
-  tools.forEach((tool: unknown, i) => {
-    const type = isObject(tool) ? tool['type'] : undefined;
-    if (CALLER_TOOLS.has(type as string)) return;
-    const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(type);
-    throw gatewayError('unsupported_parameter', `'tools[${i}].type' ${shown} is not allowed for this model: built-in tools run and bill at the provider, so routes.yaml must allow them (allow_fields: [built_in_tools] on the model or its provider); send function tools.`, { param: `tools[${i}].type` });
+/**
+ * Refuses, naming it, a built-in tool: what a caller may run on the gateway's account is routes.yaml's to allow.
+ * Only `tools` is parsed, each copy of a duplicated key, whichever one the provider keeps.
+ */
+function refuseBuiltInTools(text: string, scan: TopLevelScan): void {
+  scan.keys.forEach((key, k) => {
+    if (key !== 'tools') return;
+    refuseGatedTools(parseJson(text.slice(scan.values[k]!.start, scan.values[k]!.end)), isBuiltInTool, (param, type) => {
+      const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(type);
+      return `'${param}' ${shown} is not allowed for this model: built-in tools run and bill at the provider, so routes.yaml must allow them (allow_fields: [built_in_tools] on the model or its provider); send function tools.`;
+    });
   });
 }
 
-const RESPONSES_NATIVE_WITH_TOOLS: NativeDialect = {
-  buildRequest(call, upstreamModel) {
-    const scan = scanTopLevel(call.text);
-    if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
-    const edits = new Map([['model', JSON.stringify(upstreamModel)], ['store', 'false']]);
-    return { path: 'responses', body: editTopLevel(call.text, scan, edits), headers: call.headers };
-  },
+/** How the provider's answer and events come back; buildRequest is the route's (openaiNative). */
+const RESPONSES_NATIVE: Omit<NativeDialect, 'buildRequest'> = {
   readResponse(text, routingModel) {
     const parsed = parseJson(text);
     const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
@@ -53,14 +63,6 @@ const RESPONSES_NATIVE_WITH_TOOLS: NativeDialect = {
   },
   createStreamReader(context) {
     return sseStreamReader(responsesStreamTranslator(context.routingModel), context.maxEventChars);
-  },
-};
-
-const RESPONSES_NATIVE: NativeDialect = {
-  ...RESPONSES_NATIVE_WITH_TOOLS,
-  buildRequest(call, upstreamModel) {
-    refuseBuiltInTools(call.text);
-    return RESPONSES_NATIVE_WITH_TOOLS.buildRequest(call, upstreamModel);
   },
 };
 

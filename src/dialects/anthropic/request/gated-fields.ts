@@ -1,6 +1,6 @@
+import { gatedFieldError, refuseGatedTools } from '../../gated.js';
 import { anthropicDefaults } from '../defaults.js';
 import type { ReasoningKind } from './reasoning.js';
-import { unsupported } from './json-node.js';
 
 /** Why each gated field needs routes.yaml's word: what it lets a caller do on the gateway's account. */
 const WHY: Readonly<Record<string, string>> = {
@@ -22,6 +22,10 @@ export interface GivenFields {
  * editor) pass.
  */
 const SERVER_TOOL = /^(web_search|web_fetch|code_execution|mcp_toolset|tool_search)/;
+const isServerTool = (type: unknown) => typeof type === 'string' && SERVER_TOOL.test(type);
+
+/** The gated fields that are top-level members; server_tools names tools, which only a native Messages body carries. */
+const TOP_LEVEL_FIELDS = anthropicDefaults.gatedFields.filter((field) => field !== 'server_tools');
 
 /**
  * Refuses, naming it, a gated native field (anthropicDefaults.gatedFields) that routes.yaml `allow_fields` does
@@ -30,13 +34,12 @@ const SERVER_TOOL = /^(web_search|web_fetch|code_execution|mcp_toolset|tool_sear
  */
 export function refuseGatedFields(root: GivenFields, model: { readonly reasoning: ReasoningKind; readonly allowedFields?: readonly string[] }): void {
   const allowed = new Set(model.allowedFields ?? []);
-  for (const field of anthropicDefaults.gatedFields) {
-    if (field === 'server_tools') continue; // only the native Messages body can carry them (refuseServerTools)
+  for (const field of TOP_LEVEL_FIELDS) {
     const node = root.given(field);
     if (!node || allowed.has(field)) continue;
     if (field === 'service_tier' && node.value === 'standard_only') continue;
     if (field === 'thinking' && model.reasoning !== 'none') continue;
-    throw unsupported(field, `'${field}' is not allowed for this model: ${WHY[field] ?? 'it is gated'}, so routes.yaml must allow it (allow_fields on the model or its provider).`);
+    throw gatedFieldError(field, WHY[field] ?? 'it is gated');
   }
 }
 
@@ -45,11 +48,6 @@ export function refuseGatedFields(root: GivenFields, model: { readonly reasoning
  * run and bill unless routes.yaml allow_fields lists `server_tools` for this model or its provider.
  */
 export function refuseServerTools(tools: unknown, allowedFields: readonly string[] | undefined): void {
-  if (!Array.isArray(tools) || allowedFields?.includes('server_tools')) return;
-  tools.forEach((tool: unknown, index) => {
-    const type = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>)['type'] : undefined;
-    if (typeof type === 'string' && SERVER_TOOL.test(type)) {
-      throw unsupported(`tools[${index}].type`, `'tools[${index}].type' "${type.slice(0, 64)}" is not allowed for this model: ${WHY['server_tools']}, so routes.yaml must allow it (allow_fields: [server_tools] on the model or its provider).`);
-    }
-  });
+  if (allowedFields?.includes('server_tools')) return;
+  refuseGatedTools(tools, isServerTool, (param, type) => `'${param}' "${(type as string).slice(0, 64)}" is not allowed for this model: ${WHY['server_tools']}, so routes.yaml must allow it (allow_fields: [server_tools] on the model or its provider).`);
 }
