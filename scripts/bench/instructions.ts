@@ -37,6 +37,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { benchDist, benchGatewayEnv, openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
 import { CALLER_HEADERS } from './bench-protocol.js';
 import { bareEnv, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
+import { connectRemoteHeap, inspectorUrl } from './inspector-gc.js';
 import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 
 const argv = process.argv.slice(2);
@@ -137,7 +138,7 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   const logFile = join(workDir, `${name.replace(/\W+/g, '-')}.log`);
   const stdout = ready === 'log' ? openLogFile(logFile) : 'pipe';
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, script], {
+    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, '--inspect=127.0.0.1:0', '--expose-gc', script], {
       cwd: REPO,
       env: env(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],
@@ -145,15 +146,36 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   );
   if (typeof stdout === 'number') closeSync(stdout);
   let stderrTail = '';
-  child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-2000)));
+  let inspector: string | undefined;
+  child.stderr!.on('data', (piece: Buffer) => {
+    stderrTail = (stderrTail + piece.toString()).slice(-2000);
+    inspector ??= inspectorUrl(stderrTail);
+  });
   const origin =
     ready === 'ipc'
       ? await readyWithin600s(child, name, portMessage(child).then((port) => `http://127.0.0.1:${port}`))
       : await originFromLogFile(child, logFile, name, 600_000, () => `:\n${stderrTail}`).catch((error: Error) => fail(error.message));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
   const pid = child.pid!;
+  if (!inspector) fail(`${name} printed no inspector URL:\n${stderrTail}`);
+  const heap = await connectRemoteHeap(inspector);
   let dumps = 0;
   const control = (command: string) => execFileSync('callgrind_control', [command, String(pid)], { env: env({}), stdio: 'ignore' });
+  /** The instructions from a full collection, through `work`, to the end of another full collection. */
+  const between = async (work: () => Promise<void>) => {
+    await heap.collectGarbage();
+    control('-z');
+    await work();
+    await heap.collectGarbage();
+    control('-d');
+    const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
+    for (let waited = 0; waited < 120_000; waited += 200) {
+      const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
+      if (totals) return Number(totals[1]);
+      await sleep(200);
+    }
+    return fail(`no callgrind dump from ${name} within 120 s`);
+  };
   return {
     name,
     url: `${origin}/v1/chat/completions`,
@@ -161,16 +183,9 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
     pid,
     logLines: () => (ready === 'log' ? requestLogLines(logFile) : null),
     async count(work) {
-      control('-z');
-      await work();
-      control('-d');
-      const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
-      for (let waited = 0; waited < 120_000; waited += 200) {
-        const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
-        if (totals) return Number(totals[1]);
-        await sleep(200);
-      }
-      return fail(`no callgrind dump from ${name} within 120 s`);
+      // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
+      const counted = await between(work);
+      return counted - (await between(async () => {}));
     },
   };
 }

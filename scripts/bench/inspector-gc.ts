@@ -1,0 +1,43 @@
+// A full garbage collection in another Node process (started with `--inspect=127.0.0.1:0 --expose-gc`), asked for
+// over its inspector: bench:instructions collects before zeroing a target's counters and again before dumping
+// them, so each count holds the collection of exactly the garbage its own requests made. Without it, whether a
+// major GC fell inside the window moved single counts by ~100 k instructions per request (2026-11-26).
+
+/** The inspector's WebSocket URL, from the `Debugger listening on ws://…` line Node prints to stderr. */
+export function inspectorUrl(stderr: string): string | undefined {
+  return /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
+}
+
+export interface RemoteHeap {
+  /** Resolves when the target has finished one full (mark-compact) collection: `gc()`, as --expose-gc gives it. */
+  collectGarbage(): Promise<void>;
+  close(): void;
+}
+
+export async function connectRemoteHeap(url: string): Promise<RemoteHeap> {
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = () => reject(new Error(`no inspector at ${url}`));
+  });
+  let lastId = 0;
+  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; error?: { message: string } };
+    const call = message.id === undefined ? undefined : waiting.get(message.id);
+    if (!call) return;
+    waiting.delete(message.id!);
+    if (message.error) call.reject(new Error(message.error.message));
+    else call.resolve();
+  };
+  return {
+    collectGarbage: () =>
+      new Promise<void>((resolve, reject) => {
+        const id = ++lastId;
+        waiting.set(id, { resolve, reject });
+        // HeapProfiler.collectGarbage would collect until nothing more is freed (up to seven times): costlier, no steadier.
+        socket.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: 'gc()' } }));
+      }),
+    close: () => socket.close(),
+  };
+}
