@@ -1,10 +1,11 @@
 // `npm run bench:instructions` (issue 5): CPU per request counted as instructions under valgrind's callgrind.
 // Unlike CPU time, an instruction count does not count other processes' work (this project's VMs have heavy
-// steal time, which makes `npm run bench` swing by ±15%). The JIT's and GC's timing still moves the counts: with
-// the old configuration two quiet runs of one build agreed within 1% (raw proxy) to 3% (gateway); as the gateway
-// runs now (log file, a limited caller), two quiet runs of one build counted 1.38 and 1.63 M per non-streamed
-// request (2026-11-26; a major GC in or out of the counted window is ~100 k per request). So a difference of
-// less than ~20% between two single runs is not resolved: repeat runs, and measure small changes in process.
+// steal time, which makes `npm run bench` swing by ±15%). GC timing used to move the counts most: two quiet runs
+// of one build counted 1.38 and 1.63 M per non-streamed request (2026-11-26), a major GC in or out of the window
+// being worth ~100 k per request. So each count now runs from a full collection to the end of another (gc() over
+// the target's inspector, inspector-gc.ts), less a window with no requests that counts that collection alone:
+// one build beside itself in one run then counted 1.91 and 1.96 M (+2.7%), 2.37 and 2.36 M for streams (0.6%).
+// The JIT still moves them a little: a difference under ~3% between two builds is not resolved.
 //
 // Three targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -382,8 +383,8 @@ const markdown = [
   ),
   '',
   '- User-space instructions of the whole target process per request (JIT, GC and every thread included; system calls',
-  '  not counted). JIT and GC timing move them: two quiet runs of one gateway build counted 1.38 and 1.63 M per',
-  '  non-streamed request (2026-11-26), so a single run does not resolve a difference under ~20%; repeat runs.',
+  '  not counted), each window from one full collection to the end of another, less that collection alone. One build',
+  '  beside itself in one run counted 1.91 and 1.96 M per non-streamed request (2026-11-26): under ~3% is not resolved.',
   "- *got proxy*: the raw proxy with its upstream call made by got as the gateway configures it, nothing parsed or rewritten:",
   '  the least any gateway that keeps got can spend; the budget (issue 25) is *gateway ÷ got proxy*: ≤ 1.25× non-streamed, ≤ 1.3× for 20-event streams.',
   gatewaySetup,
