@@ -3,7 +3,9 @@ import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import t from 'tap';
+import { batchedLogOutput } from '../src/observe/log-destination.js';
 import { startMockUpstream, sendJson } from './helpers/mock-upstream.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './helpers/server-process.js';
 
@@ -53,6 +55,19 @@ t.test('lines to a file: written whole in batches, and the ones still waiting at
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
   t.equal(lines.length, LINES, 'every line is in the file');
   t.same(lines.map((line) => (JSON.parse(line) as { i: number }).i), [...Array(LINES).keys()], 'whole and in order');
+});
+
+t.test('logger.flush(cb) writes what waits in the batch before calling back', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-log-flush-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w');
+  t.teardown(() => closeSync(fd));
+  const logger = pino({ base: null }, batchedLogOutput(fd).stream);
+  for (let i = 0; i < 3; i++) logger.info({ i }, 'line'); // far below a 4 KiB batch: all three wait
+  t.equal(readFileSync(file, 'utf8'), '', 'nothing written before the flush');
+  await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
+  t.same(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { i: number }).i), [0, 1, 2]);
 });
 
 t.test('a quiet gateway’s request line reaches stdout within about a second, and /metrics counts dropped lines', async (t) => {

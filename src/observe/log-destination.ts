@@ -66,6 +66,11 @@ export function batchedLogOutput(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogOu
       waitingChars += line.length;
       if (waitingChars >= LOG_BATCH_BYTES) flush();
     },
+    /** pino's logger.flush(cb): what waits here, then what waits in sonic-boom, `done` once it is written. */
+    flush(done: (error?: Error) => void) {
+      flush();
+      destination.flush(done);
+    },
   };
   return { stream, dropped: () => dropped, flushNow };
 }
