@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -68,6 +68,21 @@ t.test('logger.flush(cb) writes what waits in the batch before calling back', as
   t.equal(readFileSync(file, 'utf8'), '', 'nothing written before the flush');
   await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
   t.same(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { i: number }).i), [0, 1, 2]);
+});
+
+t.test('a file that refuses writes costs the lines of each failed batch, counted once, and never the process', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-log-refused-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'out.log');
+  writeFileSync(file, '');
+  const fd = openSync(file, 'r'); // a regular file, so written synchronously; every write fails (EBADF)
+  t.teardown(() => closeSync(fd));
+  const output = batchedLogOutput(fd);
+  const logger = pino({ base: null }, output.stream);
+  const filler = 'x'.repeat(1000);
+  for (let i = 0; i < 9; i++) logger.info({ i, filler }, 'line'); // two 4 KiB batches of four lines fail, one line waits
+  t.equal(output.dropped(), 8, 'the two failed batches, four lines each');
+  t.equal(readFileSync(file, 'utf8'), '', 'nothing written');
 });
 
 t.test('a quiet gateway’s request line reaches stdout within about a second, and /metrics counts dropped lines', async (t) => {

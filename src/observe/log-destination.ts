@@ -34,10 +34,19 @@ export function batchedLogOutput(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogOu
   /** Lines in the batch being handed to sonic-boom: what a drop or a failed write loses. */
   let handing = 0;
   let dropped = 0;
-  destination.on('drop', () => (dropped += handing));
+  const lose = () => {
+    dropped += handing;
+    handing = 0; // pino re-emits an error other than EPIPE on the same stream: count the batch once
+  };
+  destination.on('drop', lose);
   // A failed write (a closed pipe, a full disk) must never take the process down; a synchronous one (a file)
   // counts its batch as dropped, an asynchronous one cannot tell how many lines it held.
-  destination.on('error', () => (dropped += handing));
+  let failing = false;
+  destination.on('error', () => {
+    failing = true;
+    lose();
+  });
+  destination.on('write', () => (failing = false));
 
   const flush = () => {
     if (waiting.length === 0) return;
@@ -51,6 +60,9 @@ export function batchedLogOutput(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogOu
   setInterval(flush, LOG_FLUSH_EVERY_MS).unref();
   const flushNow = () => {
     flush();
+    // sonic-boom's flushSync retries a write that fails with anything but EAGAIN forever (every 100 ms): a stdout
+    // that refuses writes (a full disk, a bad descriptor) would hang the exit. What waits is lost with the process.
+    if (failing) return;
     try {
       destination.flushSync();
     } catch {
