@@ -2,7 +2,7 @@ import { fstatSync } from 'node:fs';
 import { destination as pinoDestination, type DestinationStream } from 'pino';
 
 /** Lines are gathered until this many characters are waiting, then written in one system call. */
-export const LOG_BATCH_BYTES = 4096;
+const LOG_BATCH_CHARS = 4096;
 /** A quiet gateway's lines still reach stdout within this long. */
 export const LOG_FLUSH_EVERY_MS = 1000;
 /**
@@ -76,7 +76,7 @@ export function batchedLogOutput(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogOu
     write(line: string) {
       waiting.push(line);
       waitingChars += line.length;
-      if (waitingChars >= LOG_BATCH_BYTES) flush();
+      if (waitingChars >= LOG_BATCH_CHARS) flush();
     },
     /** pino's logger.flush(cb): what waits here, then what waits in sonic-boom, `done` once it is written. */
     flush(done: (error?: Error) => void) {
