@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { RequestError, TimeoutError } from 'got';
 import type { OutgoingRequest } from '../dialects/dialect.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
+import { letGoWhenDone } from './let-go-when-done.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 
 /** The provider's status and headers; `body` is still to be read. */
@@ -44,6 +45,7 @@ export function callUpstream(
   const body = typeof outgoing.body === 'string' ? Buffer.from(outgoing.body) : outgoing.body;
   // client(…, {isStream}) rather than client.stream(…), which copies these options once more to add the flag.
   const request = client(outgoing.path, { isStream: true, body, headers });
+  letGoWhenDone(request);
   let abortedWith: GatewayError | undefined;
   const reply = new Promise<UpstreamReply>((resolve, reject) => {
     // Plain listeners (got emits each at most once): an error after the reply only rejects a settled promise, so it never goes unhandled.
