@@ -2,14 +2,13 @@
 // collections kept a finished got request, and everything it references, alive until the next full collection.
 // Cutting it loose must not cost the connection: the provider's keep-alive socket goes back to the pool and
 // serves the next request.
-import { Agent, createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'node:http';
 import { Session, type HeapProfiler } from 'node:inspector/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
 import { startGateway } from './helpers/gateway.js';
-import { completionBody } from './helpers/mock-upstream.js';
+import { completionBody, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.js';
 import { chunk, readDataEvents, sseBody } from './helpers/sse-upstream.js';
 
 setFlagsFromString('--expose_gc');
@@ -18,36 +17,23 @@ const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => v
 const ANSWER = JSON.stringify(completionBody('gpt-4o-2024-11-20', 'Hello there, from one connection.'));
 const STREAM = sseBody([chunk('gpt-4o-2024-11-20', { role: 'assistant', content: 'Hel' }), chunk('gpt-4o-2024-11-20', { content: 'lo' })]);
 
-/** A provider that counts the connections it accepted; the answer is the same whatever the request. */
-async function countingProvider(t: Test): Promise<{ origin: string; connections: () => number }> {
-  let connections = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (piece: Buffer) => chunks.push(piece));
-    req.on('end', () => {
-      const streamed = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { stream?: boolean }).stream === true;
-      const body = streamed ? STREAM : ANSWER;
-      res.writeHead(200, { 'content-type': streamed ? 'text/event-stream' : 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
+/** A provider answering every request alike, an answer or a stream as asked. */
+async function provider(t: Test): Promise<MockUpstream> {
+  const upstream = await startMockUpstream((request, res) => {
+    const streamed = (JSON.parse(request.body) as { stream?: boolean }).stream === true;
+    const body = streamed ? STREAM : ANSWER;
+    res.writeHead(200, { 'content-type': streamed ? 'text/event-stream' : 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
   });
-  server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections };
+  t.teardown(() => upstream.close());
+  return upstream;
 }
 
 const ask = (stream: boolean) => ({ model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...(stream ? { stream: true } : {}) });
 
 t.test('one provider connection serves sequential answers and streams, each whole', async (t) => {
-  const provider = await countingProvider(t);
-  const gateway = await startGateway({ upstreamOrigin: provider.origin });
+  const upstream = await provider(t);
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin });
   t.teardown(() => gateway.close());
   for (let i = 0; i < 6; i++) {
     const stream = i % 2 === 1;
@@ -58,12 +44,12 @@ t.test('one provider connection serves sequential answers and streams, each whol
     // Past the gateway's deferred clean-up (a request destroyed after its end, its fields cut once closed).
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  t.equal(provider.connections(), 1, 'every request went over the first connection');
+  t.equal(upstream.openedConnections, 1, 'every request went over the first connection');
 });
 
 t.test("a finished provider call's objects do not outlive young-generation collections", async (t) => {
-  const provider = await countingProvider(t);
-  const gateway = await startGateway({ upstreamOrigin: provider.origin });
+  const upstream = await provider(t);
+  const gateway = await startGateway({ upstreamOrigin: upstream.origin });
   t.teardown(() => gateway.close());
   // node:http as the caller: fetch keeps objects of its own across young collections.
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -17,6 +17,8 @@ export interface MockUpstream {
   readonly requests: RecordedRequest[];
   /** Connections that closed, in order; lets a test see the gateway hang up. */
   readonly closedConnections: number;
+  /** Connections accepted so far; lets a test see the gateway reuse one. */
+  readonly openedConnections: number;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export interface MockUpstream {
 export async function startMockUpstream(handler: UpstreamHandler): Promise<MockUpstream> {
   const requests: RecordedRequest[] = [];
   let closedConnections = 0;
+  let openedConnections = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -35,7 +38,10 @@ export async function startMockUpstream(handler: UpstreamHandler): Promise<MockU
       });
     });
   });
-  server.on('connection', (socket) => socket.on('close', () => closedConnections++));
+  server.on('connection', (socket) => {
+    openedConnections++;
+    socket.on('close', () => closedConnections++);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -43,6 +49,9 @@ export async function startMockUpstream(handler: UpstreamHandler): Promise<MockU
     requests,
     get closedConnections() {
       return closedConnections;
+    },
+    get openedConnections() {
+      return openedConnections;
     },
     close: () =>
       new Promise<void>((resolve) => {
