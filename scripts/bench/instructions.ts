@@ -28,6 +28,8 @@
 //   npm run bench:instructions -- --pieces     what two parts of the gateway cost: beside the got proxy and the gateway,
 //                                              the gateway with its request log off (LOG_LEVEL=warn) and the gateway
 //                                              with no callers declared (anonymous, no limits); prints, writes nothing
+//   npm run bench:instructions -- --parts      where the gateway's instructions go beside the got proxy's, by part
+//                                              (both run with --perf-basic-prof; callgrind-parts.ts); prints only
 //   npm run bench:instructions -- --against=DIR[,DIR…]   changes' before/after: this build beside the builds in each
 //                                              DIR (a dist/ folder built from another commit), side by side; prints only
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
@@ -38,18 +40,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { benchDist, benchGatewayEnv, openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
 import { CALLER_HEADERS } from './bench-protocol.js';
 import { bareEnv, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
+import { partsPerRequest, partsTable, type InstructionParts } from './callgrind-parts.js';
 import { connectRemoteHeap, inspectorUrl } from './inspector-gc.js';
 import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 
 const argv = process.argv.slice(2);
 for (const arg of argv) {
-  if (!/^--(no-write|tracing|pieces|against=.+)$/.test(arg)) {
-    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write, --tracing, --pieces, --against=DIR)\n`);
+  if (!/^--(no-write|tracing|pieces|parts|against=.+)$/.test(arg)) {
+    process.stderr.write(`bench:instructions: unknown argument ${arg} (known: --no-write, --tracing, --pieces, --parts, --against=DIR)\n`);
     process.exit(2);
   }
 }
 const TRACING = argv.includes('--tracing');
 const PIECES = argv.includes('--pieces');
+const PARTS = argv.includes('--parts');
 const AGAINST = argv.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
 const AGAINST_DIRS = AGAINST?.split(',') ?? [];
 for (const dir of AGAINST_DIRS) {
@@ -58,11 +62,11 @@ for (const dir of AGAINST_DIRS) {
     process.exit(2);
   }
 }
-if ([TRACING, PIECES, AGAINST !== undefined].filter(Boolean).length > 1) {
-  process.stderr.write('bench:instructions: --tracing, --pieces and --against each pick the targets: give one\n');
+if ([TRACING, PIECES, PARTS, AGAINST !== undefined].filter(Boolean).length > 1) {
+  process.stderr.write('bench:instructions: --tracing, --pieces, --parts and --against each pick the targets: give one\n');
   process.exit(2);
 }
-const WRITE = !argv.includes('--no-write') && !PIECES && AGAINST === undefined;
+const WRITE = !argv.includes('--no-write') && !PIECES && !PARTS && AGAINST === undefined;
 const WARMUP = count('BENCH_INSTR_WARMUP', 3000);
 const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
 const CONNECTIONS = 8;
@@ -128,6 +132,8 @@ interface CountedTarget {
   logLines(): number | null;
   /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost the target. */
   count(work: () => Promise<void>): Promise<number>;
+  /** The last count's two callgrind dumps (the window with `work`, the window with the collection alone), and the perf map. */
+  readonly files: { work: string; idle: string; perfMap: string };
 }
 
 /**
@@ -138,8 +144,11 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
   const outFile = join(workDir, `${name.replace(/\W+/g, '-')}.%p`);
   const logFile = join(workDir, `${name.replace(/\W+/g, '-')}.log`);
   const stdout = ready === 'log' ? openLogFile(logFile) : 'pipe';
+  // --parts names JIT code by the perf map, and code still interpreted by a copy of the interpreter's entry per
+  // function; V8's log, which --perf-basic-prof also writes, goes to the work folder.
+  const perfArgs = PARTS ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, '--inspect=127.0.0.1:0', '--expose-gc', script], {
+    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
       cwd: REPO,
       env: env(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],
@@ -172,21 +181,26 @@ async function startCounted(name: string, script: string, extraEnv: Record<strin
     const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
     for (let waited = 0; waited < 120_000; waited += 200) {
       const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
-      if (totals) return Number(totals[1]);
+      if (totals) return { instructions: Number(totals[1]), dump };
       await sleep(200);
     }
     return fail(`no callgrind dump from ${name} within 120 s`);
   };
+  const files = { work: '', idle: '', perfMap: `/tmp/perf-${pid}.map` };
+  if (PARTS) onStop(() => rmSync(files.perfMap, { force: true }));
   return {
     name,
     url: `${origin}/v1/chat/completions`,
     model,
     pid,
+    files,
     logLines: () => (ready === 'log' ? requestLogLines(logFile) : null),
     async count(work) {
       // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
       const counted = await between(work);
-      return counted - (await between(async () => {}));
+      const idle = await between(async () => {});
+      [files.work, files.idle] = [counted.dump, idle.dump];
+      return counted.instructions - idle.instructions;
     },
   };
 }
@@ -244,7 +258,7 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: ${TRACING ? 2 : PIECES ? 4 : 2 + Math.max(1, AGAINST_DIRS.length)} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : 2 + Math.max(1, AGAINST_DIRS.length)} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
@@ -265,7 +279,9 @@ const targets = await Promise.all(
         // Everything on, as a user would run it: traces and metrics, the default protocol and batching.
         startCounted('gateway, tracing on', SERVER, { ...gatewayEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }, ROUTING_MODEL, 'log'),
       ]
-    : PIECES
+    : PARTS
+      ? [gotProxy(), gateway()]
+      : PIECES
       ? [
           gotProxy(),
           gateway(),
@@ -280,6 +296,7 @@ const targets = await Promise.all(
 
 // The targets run side by side: an instruction count does not depend on what the other core is doing.
 const perRequest = new Map<string, number>();
+const partsOf = new Map<string, InstructionParts>();
 await Promise.all(
   targets.map(async (target) => {
     // Every scenario warms up before any is counted, so no count holds the JIT still compiling for the next one.
@@ -287,6 +304,7 @@ await Promise.all(
     for (const scenario of SCENARIOS) {
       const instructions = await target.count(() => drive(target, scenario, REQUESTS));
       perRequest.set(`${target.name}|${scenario.label}`, instructions / REQUESTS);
+      if (PARTS) partsOf.set(`${target.name}|${scenario.label}`, partsPerRequest(target.files, REQUESTS));
       process.stderr.write(`${target.name.padEnd(9)} ${scenario.label.padEnd(20)} ${(instructions / REQUESTS / 1e6).toFixed(3)} M instructions per request\n`);
     }
   }),
@@ -338,6 +356,19 @@ if (sink) {
     `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
   ].join('\n');
   report('TRACING', markdown);
+}
+if (PARTS) {
+  const markdown = [
+    "## Where the instructions go: the gateway beside the got proxy, by part (callgrind)",
+    '',
+    ...machine,
+    `- Command: \`${settings}npm run bench:instructions -- --parts\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
+    ...SCENARIOS.flatMap((scenario) => ['', partsTable(scenario.label, partsOf.get(`got proxy|${scenario.label}`)!, partsOf.get(`gateway|${scenario.label}`)!)]),
+    '',
+    gatewaySetup,
+    `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
+  ].join('\n');
+  report('PARTS', markdown);
 }
 if (PIECES || AGAINST !== undefined) {
   const others = PIECES ? [LOG_OFF, NO_CALLERS] : AGAINST_DIRS.map(baseline);

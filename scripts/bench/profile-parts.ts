@@ -31,7 +31,7 @@ const PACKAGE = /node_modules\/(?!\.cache\/)(@[^/]+\/[^/]+|[^/]+)\//;
 /** The gateway's dist/ (the bench runs a copy of it inside node_modules/.cache). */
 const GATEWAY_MODULE = /\/dist\/([^/]+?)(?:\.js)?(?:\/|$)/;
 
-function partOfUrl(url: string): string {
+export function partOfUrl(url: string): string {
   const pkg = PACKAGE.exec(url);
   if (pkg) return PACKAGES[pkg[1]!] ?? `package ${pkg[1]}`;
   if (url.startsWith('node:') || !url.includes('/')) return 'Node core (JavaScript)';
