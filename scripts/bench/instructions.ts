@@ -359,7 +359,7 @@ if (sink) {
 }
 if (PARTS) {
   const markdown = [
-    "## Where the instructions go: the gateway beside the got proxy, by part (callgrind)",
+    '## Where the instructions go: the gateway beside the got proxy, by part (callgrind)',
     '',
     ...machine,
     `- Command: \`${settings}npm run bench:instructions -- --parts\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
