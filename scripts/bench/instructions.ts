@@ -32,16 +32,16 @@
 //                                              (both run with --perf-basic-prof; callgrind-parts.ts); prints only
 //   npm run bench:instructions -- --against=DIR[,DIR…]   changes' before/after: this build beside the builds in each
 //                                              DIR (a dist/ folder built from another commit), side by side; prints only
-import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+// Each target under callgrind (started, counted, driven): callgrind-target.ts; the parts: callgrind-parts.ts.
+import { execFileSync, fork } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { benchDist, benchGatewayEnv, openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
-import { CALLER_HEADERS } from './bench-protocol.js';
-import { bareEnv, killAllOnExit, onStop, portMessage, track, whenReady } from './children.js';
+import { benchDist, benchGatewayEnv } from './bench-gateway.js';
 import { partsPerRequest, partsTable, type InstructionParts } from './callgrind-parts.js';
-import { connectRemoteHeap, inspectorUrl } from './inspector-gc.js';
+import { CONNECTIONS, drive, fail, HOST, readyWithin600s, startCounted, targetEnv, type Scenario } from './callgrind-target.js';
+import { killAllOnExit, onStop, portMessage, track } from './children.js';
 import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 
 const argv = process.argv.slice(2);
@@ -69,7 +69,6 @@ if ([TRACING, PIECES, PARTS, AGAINST !== undefined].filter(Boolean).length > 1) 
 const WRITE = !argv.includes('--no-write') && !PIECES && !PARTS && AGAINST === undefined;
 const WARMUP = count('BENCH_INSTR_WARMUP', 3000);
 const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
-const CONNECTIONS = 8;
 const ROUTES = { 'one-endpoint': 'bench-one/llama3.2', 'two-endpoints': 'bench/llama3.2' } as const;
 const ROUTE = (process.env['BENCH_INSTR_ROUTE'] || 'one-endpoint') as keyof typeof ROUTES;
 if (!(ROUTE in ROUTES)) {
@@ -78,8 +77,6 @@ if (!(ROUTE in ROUTES)) {
 }
 const ROUTING_MODEL = ROUTES[ROUTE];
 const UPSTREAM_MODEL = 'llama3.2';
-/** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
-const HOST = '127.0.0.1';
 
 function count(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
@@ -88,12 +85,6 @@ function count(name: string, fallback: number): number {
     process.exit(2);
   }
   return value;
-}
-
-interface Scenario {
-  readonly label: string;
-  readonly streamed: boolean;
-  readonly body: string;
 }
 
 const MESSAGES = [{ role: 'user', content: 'Say hello.' }];
@@ -109,143 +100,7 @@ mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
 // Inside node_modules so that got-proxy.mjs finds `got`; removed on the way out.
 const workDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-instructions-'));
 onStop(() => rmSync(workDir, { recursive: true, force: true }));
-
-function fail(message: string): never {
-  process.stderr.write(`bench:instructions: FAILED: ${message}\n`);
-  process.exit(1);
-}
-
-/** Every child gets the same $HOST, so that callgrind_control finds the targets' control pipes. */
-const env = (extra: Record<string, string>) => bareEnv({ HOST, ...extra });
-
-/** valgrind starts node slowly (minutes on a loaded 2-core machine): a target has 600 s to be ready. */
-const readyWithin600s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
-  whenReady(child, what, ready, 600_000).catch((error: Error) => fail(error.message));
-
-interface CountedTarget {
-  readonly name: string;
-  readonly url: string;
-  /** The model every answer must carry. */
-  readonly model: string;
-  readonly pid: number;
-  /** The gateway's request log lines so far (its log file); null for a proxy. */
-  logLines(): number | null;
-  /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost the target. */
-  count(work: () => Promise<void>): Promise<number>;
-  /** The last count's two callgrind dumps (the window with `work`, the window with the collection alone), and the perf map. */
-  readonly files: { work: string; idle: string; perfMap: string };
-}
-
-/**
- * Starts `node <script>` under callgrind; the script reports its port over IPC, or (the gateway, `log`) prints
- * `listening on <url>` to its stdout, which is a file there: its request log, as ops run it.
- */
-async function startCounted(name: string, script: string, extraEnv: Record<string, string>, model: string, ready: 'ipc' | 'log'): Promise<CountedTarget> {
-  const outFile = join(workDir, `${name.replace(/\W+/g, '-')}.%p`);
-  const logFile = join(workDir, `${name.replace(/\W+/g, '-')}.log`);
-  const stdout = ready === 'log' ? openLogFile(logFile) : 'pipe';
-  // --parts names JIT code by the perf map, and code still interpreted by a copy of the interpreter's entry per
-  // function; V8's log, which --perf-basic-prof also writes, goes to the work folder.
-  const perfArgs = PARTS ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
-  const child = track(
-    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
-      cwd: REPO,
-      env: env(extraEnv),
-      stdio: ['ignore', stdout, 'pipe', 'ipc'],
-    }),
-  );
-  if (typeof stdout === 'number') closeSync(stdout);
-  let stderrTail = '';
-  let inspector: string | undefined;
-  child.stderr!.on('data', (piece: Buffer) => {
-    stderrTail = (stderrTail + piece.toString()).slice(-2000);
-    inspector ??= inspectorUrl(stderrTail);
-  });
-  const origin =
-    ready === 'ipc'
-      ? await readyWithin600s(child, name, portMessage(child).then((port) => `http://127.0.0.1:${port}`))
-      : await originFromLogFile(child, logFile, name, 600_000, () => `:\n${stderrTail}`).catch((error: Error) => fail(error.message));
-  child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
-  const pid = child.pid!;
-  if (!inspector) fail(`${name} printed no inspector URL:\n${stderrTail}`);
-  const heap = await connectRemoteHeap(inspector);
-  let dumps = 0;
-  const control = (command: string) => execFileSync('callgrind_control', [command, String(pid)], { env: env({}), stdio: 'ignore' });
-  /** The instructions from a full collection, through `work`, to the end of another full collection. */
-  const between = async (work: () => Promise<void>) => {
-    await heap.collectGarbage();
-    control('-z');
-    await work();
-    await heap.collectGarbage();
-    control('-d');
-    const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
-    for (let waited = 0; waited < 120_000; waited += 200) {
-      const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
-      if (totals) return { instructions: Number(totals[1]), dump };
-      await sleep(200);
-    }
-    return fail(`no callgrind dump from ${name} within 120 s`);
-  };
-  const files = { work: '', idle: '', perfMap: `/tmp/perf-${pid}.map` };
-  if (PARTS) onStop(() => rmSync(files.perfMap, { force: true }));
-  return {
-    name,
-    url: `${origin}/v1/chat/completions`,
-    model,
-    pid,
-    files,
-    logLines: () => (ready === 'log' ? requestLogLines(logFile) : null),
-    async count(work) {
-      // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
-      const counted = await between(work);
-      const idle = await between(async () => {});
-      [files.work, files.idle] = [counted.dump, idle.dump];
-      return counted.instructions - idle.instructions;
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------- load
-
-/** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */
-async function drive(target: CountedTarget, scenario: Scenario, total: number): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  let left = total;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(target.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...CALLER_HEADERS } }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (part: Buffer) => parts.push(part));
-        res.on('end', () => {
-          const problem = checkAnswer(res.statusCode ?? 0, Buffer.concat(parts).toString(), scenario, target.model);
-          if (problem) reject(new Error(`${target.name}, ${scenario.label}: ${problem}`));
-          else resolve();
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(scenario.body);
-    });
-  try {
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (left-- > 0) await one();
-      }),
-    );
-  } finally {
-    agent.destroy();
-  }
-}
-
-function checkAnswer(status: number, body: string, scenario: Scenario, model: string): string | null {
-  if (status !== 200) return `HTTP ${status}: ${body.slice(0, 200)}`;
-  if (!scenario.streamed) return (JSON.parse(body) as { model?: unknown }).model === model ? null : 'wrong model';
-  const events = body.split('\n\n').filter((frame) => frame.startsWith('data: '));
-  if (events.at(-1) !== 'data: [DONE]') return 'the stream did not end with [DONE]';
-  const chunks = events.slice(0, -1).map((event) => JSON.parse(event.slice(6)) as { model?: unknown });
-  if (chunks.length !== 20 || chunks.some((chunk) => chunk.model !== model)) return `expected 20 chunks of model ${model}`;
-  return null;
-}
+const run = { workDir, perfMaps: PARTS };
 
 // ---------------------------------------------------------------------------------------------- main
 
@@ -260,7 +115,7 @@ const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
 process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : 2 + Math.max(1, AGAINST_DIRS.length)} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
-const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: env({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: targetEnv({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
 const sink = TRACING ? await startOtlpSink() : undefined;
 // Under callgrind on a loaded machine a request can wait longer than the default 10 s for its headers to be read.
@@ -270,14 +125,14 @@ const LOG_OFF = 'gateway, request log off';
 const NO_CALLERS = 'gateway, no callers';
 /** A target's name for an --against build: its folder, as given. */
 const baseline = (dir: string) => `gateway, ${dir}`;
-const gotProxy = () => startCounted('got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc');
-const gateway = () => startCounted('gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'log');
+const gotProxy = () => startCounted(run, 'got proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc');
+const gateway = () => startCounted(run, 'gateway', SERVER, gatewayEnv, ROUTING_MODEL, 'log');
 const targets = await Promise.all(
   sink
     ? [
         gateway(),
         // Everything on, as a user would run it: traces and metrics, the default protocol and batching.
-        startCounted('gateway, tracing on', SERVER, { ...gatewayEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }, ROUTING_MODEL, 'log'),
+        startCounted(run, 'gateway, tracing on', SERVER, { ...gatewayEnv, OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }, ROUTING_MODEL, 'log'),
       ]
     : PARTS
       ? [gotProxy(), gateway()]
@@ -286,12 +141,12 @@ const targets = await Promise.all(
           gotProxy(),
           gateway(),
           // Request lines are info: at warn none is built or written (the start-up line still is).
-          startCounted(LOG_OFF, SERVER, { ...gatewayEnv, LOG_LEVEL: 'warn' }, ROUTING_MODEL, 'log'),
-          startCounted(NO_CALLERS, benchDist({ callers: false }), gatewayEnv, ROUTING_MODEL, 'log'),
+          startCounted(run, LOG_OFF, SERVER, { ...gatewayEnv, LOG_LEVEL: 'warn' }, ROUTING_MODEL, 'log'),
+          startCounted(run, NO_CALLERS, benchDist({ callers: false }), gatewayEnv, ROUTING_MODEL, 'log'),
         ]
       : AGAINST !== undefined
-        ? [gotProxy(), gateway(), ...AGAINST_DIRS.map((dir, index) => startCounted(baseline(dir), benchDist({ source: dir, name: `dist-against-${index}` }), gatewayEnv, ROUTING_MODEL, 'log'))]
-        : [startCounted('raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'), gotProxy(), gateway()],
+        ? [gotProxy(), gateway(), ...AGAINST_DIRS.map((dir, index) => startCounted(run, baseline(dir), benchDist({ source: dir, name: `dist-against-${index}` }), gatewayEnv, ROUTING_MODEL, 'log'))]
+        : [startCounted(run, 'raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'), gotProxy(), gateway()],
 );
 
 // The targets run side by side: an instruction count does not depend on what the other core is doing.

@@ -1,0 +1,164 @@
+// A bench target under callgrind for `npm run bench:instructions`: started as `node <script>` under valgrind,
+// counted in windows (from one full collection to the end of another, less that collection alone), and driven
+// with checked requests. The orchestration and the reports stay in instructions.ts.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
+import { CALLER_HEADERS } from './bench-protocol.js';
+import { bareEnv, onStop, portMessage, track, whenReady } from './children.js';
+import { connectRemoteHeap, inspectorUrl } from './inspector-gc.js';
+import { REPO } from './report.js';
+
+/** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
+export const HOST = '127.0.0.1';
+export const CONNECTIONS = 8;
+
+export interface Scenario {
+  readonly label: string;
+  readonly streamed: boolean;
+  readonly body: string;
+}
+
+/** Where a run keeps its dumps, and whether its targets write perf maps (--parts). */
+export interface CountedRun {
+  readonly workDir: string;
+  readonly perfMaps: boolean;
+}
+
+export function fail(message: string): never {
+  process.stderr.write(`bench:instructions: FAILED: ${message}\n`);
+  process.exit(1);
+}
+
+/** Every child gets the same $HOST, so that callgrind_control finds the targets' control pipes. */
+export const targetEnv = (extra: Record<string, string>) => bareEnv({ HOST, ...extra });
+
+/** valgrind starts node slowly (minutes on a loaded 2-core machine): a target has 600 s to be ready. */
+export const readyWithin600s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
+  whenReady(child, what, ready, 600_000).catch((error: Error) => fail(error.message));
+
+export interface CountedTarget {
+  readonly name: string;
+  readonly url: string;
+  /** The model every answer must carry. */
+  readonly model: string;
+  readonly pid: number;
+  /** The gateway's request log lines so far (its log file); null for a proxy. */
+  logLines(): number | null;
+  /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost the target. */
+  count(work: () => Promise<void>): Promise<number>;
+  /** The last count's two callgrind dumps (the window with `work`, the window with the collection alone), and the perf map. */
+  readonly files: { work: string; idle: string; perfMap: string };
+}
+
+/**
+ * Starts `node <script>` under callgrind; the script reports its port over IPC, or (the gateway, `log`) prints
+ * `listening on <url>` to its stdout, which is a file there: its request log, as ops run it.
+ */
+export async function startCounted(run: CountedRun, name: string, script: string, extraEnv: Record<string, string>, model: string, ready: 'ipc' | 'log'): Promise<CountedTarget> {
+  const outFile = join(run.workDir, `${name.replace(/\W+/g, '-')}.%p`);
+  const logFile = join(run.workDir, `${name.replace(/\W+/g, '-')}.log`);
+  const stdout = ready === 'log' ? openLogFile(logFile) : 'pipe';
+  // --parts names JIT code by the perf map, and code still interpreted by a copy of the interpreter's entry per
+  // function; V8's log, which --perf-basic-prof also writes, goes to the work folder.
+  const perfArgs = run.perfMaps ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
+  const child = track(
+    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
+      cwd: REPO,
+      env: targetEnv(extraEnv),
+      stdio: ['ignore', stdout, 'pipe', 'ipc'],
+    }),
+  );
+  if (typeof stdout === 'number') closeSync(stdout);
+  let stderrTail = '';
+  let inspector: string | undefined;
+  child.stderr!.on('data', (piece: Buffer) => {
+    stderrTail = (stderrTail + piece.toString()).slice(-2000);
+    inspector ??= inspectorUrl(stderrTail);
+  });
+  const origin =
+    ready === 'ipc'
+      ? await readyWithin600s(child, name, portMessage(child).then((port) => `http://127.0.0.1:${port}`))
+      : await originFromLogFile(child, logFile, name, 600_000, () => `:\n${stderrTail}`).catch((error: Error) => fail(error.message));
+  child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
+  const pid = child.pid!;
+  if (!inspector) fail(`${name} printed no inspector URL:\n${stderrTail}`);
+  const heap = await connectRemoteHeap(inspector);
+  let dumps = 0;
+  const control = (command: string) => execFileSync('callgrind_control', [command, String(pid)], { env: targetEnv({}), stdio: 'ignore' });
+  /** The instructions from a full collection, through `work`, to the end of another full collection. */
+  const between = async (work: () => Promise<void>) => {
+    await heap.collectGarbage();
+    control('-z');
+    await work();
+    await heap.collectGarbage();
+    control('-d');
+    const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
+    for (let waited = 0; waited < 120_000; waited += 200) {
+      const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
+      if (totals) return { instructions: Number(totals[1]), dump };
+      await sleep(200);
+    }
+    return fail(`no callgrind dump from ${name} within 120 s`);
+  };
+  const files = { work: '', idle: '', perfMap: `/tmp/perf-${pid}.map` };
+  if (run.perfMaps) onStop(() => rmSync(files.perfMap, { force: true }));
+  return {
+    name,
+    url: `${origin}/v1/chat/completions`,
+    model,
+    pid,
+    files,
+    logLines: () => (ready === 'log' ? requestLogLines(logFile) : null),
+    async count(work) {
+      // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
+      const counted = await between(work);
+      const idle = await between(async () => {});
+      [files.work, files.idle] = [counted.dump, idle.dump];
+      return counted.instructions - idle.instructions;
+    },
+  };
+}
+
+/** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */
+export async function drive(target: CountedTarget, scenario: Scenario, total: number): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let left = total;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(target.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...CALLER_HEADERS } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () => {
+          const problem = checkAnswer(res.statusCode ?? 0, Buffer.concat(parts).toString(), scenario, target.model);
+          if (problem) reject(new Error(`${target.name}, ${scenario.label}: ${problem}`));
+          else resolve();
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(scenario.body);
+    });
+  try {
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (left-- > 0) await one();
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+}
+
+function checkAnswer(status: number, body: string, scenario: Scenario, model: string): string | null {
+  if (status !== 200) return `HTTP ${status}: ${body.slice(0, 200)}`;
+  if (!scenario.streamed) return (JSON.parse(body) as { model?: unknown }).model === model ? null : 'wrong model';
+  const events = body.split('\n\n').filter((frame) => frame.startsWith('data: '));
+  if (events.at(-1) !== 'data: [DONE]') return 'the stream did not end with [DONE]';
+  const chunks = events.slice(0, -1).map((event) => JSON.parse(event.slice(6)) as { model?: unknown });
+  if (chunks.length !== 20 || chunks.some((chunk) => chunk.model !== model)) return `expected 20 chunks of model ${model}`;
+  return null;
+}
