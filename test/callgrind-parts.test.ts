@@ -17,8 +17,8 @@ const PERF_MAP = [
   '1000 100 JS:*chatCompletions file:///srv/gateway/dist/endpoints/chat-completions.js:16:42',
 ].join('\n');
 
-// main → uv_run → OnUvRead → llhttp (no JavaScript above it); JavaScript → a builtin → the runtime, in a cycle
-// with the builtin; the scavenger called from the runtime; the compiler on its own.
+// main → uv_run → Node's http_parser → llhttp (no JavaScript above it, and not V8's parser); JavaScript → a
+// builtin → the runtime, in a cycle with the builtin; the scavenger called from the runtime; the compiler alone.
 const DUMP = `# callgrind format
 version: 1
 creator: callgrind-3.19.0
@@ -35,7 +35,7 @@ calls=1 0
 0 1010
 fn=(2)
 0 10
-cfn=(3) node::LibuvStreamWrap::OnUvRead(long, uv_buf_t const*)
+cfn=(3) node::http_parser::Parser::Execute(char const*, unsigned long)
 calls=1 0
 0 1000
 fn=(3)

@@ -7,14 +7,11 @@
 // one of those parts. What no JavaScript called (the event loop's own work: libuv, Node's C++ between a socket and
 // its JavaScript callback, llhttp) counts by its own kind (nativePart).
 import { readFileSync } from 'node:fs';
-import { partOfUrl } from './profile-parts.js';
+import { COMPILER_FUNCTION, GC_FUNCTION, partOfUrl } from './profile-parts.js';
 
 /** Instructions by part. */
 export type InstructionParts = Map<string, number>;
 
-const GC = /Scavenger|Marking|Sweeper|MarkCompact|Heap::|GCTracer|MinorMS|Evacuat|RememberedSet|SlotSet/;
-/** V8's own compilers and JavaScript parser (not Node's http_parser, which is llhttp's host). */
-const COMPILER = /v8::internal::(?:compiler::|maglev::|baseline::|interpreter::Bytecode(?:Generator|ArrayBuilder)|Compiler::|Parser::|PreParser|\S*Compil)/;
 /** A share's placeholder for "no JavaScript above": counted by the kind of the function itself. */
 const NO_CALLER = '';
 /** perf map names: `JS:<tier mark><name> <url>:<line>:<column>`, or a builtin's, a regexp's, a stub's name. */
@@ -63,8 +60,8 @@ function nativePart(name: string): string {
 function ownPart(name: string): string | undefined {
   const js = JS_NAME.exec(name);
   if (js) return partOfUrl(js[1]!);
-  if (GC.test(name)) return 'garbage collection';
-  if (COMPILER.test(name)) return 'JIT compiler';
+  if (GC_FUNCTION.test(name)) return 'garbage collection';
+  if (COMPILER_FUNCTION.test(name)) return 'JIT compiler';
   return undefined;
 }
 

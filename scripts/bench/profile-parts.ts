@@ -40,6 +40,14 @@ export function partOfUrl(url: string): string {
   return 'the proxy (its own code)';
 }
 
+/** V8's garbage collector, by its native functions' names (perf's and callgrind's alike). */
+export const GC_FUNCTION = /Scavenger|Marking|Sweeper|MarkCompact|Heap::|GCTracer|MinorMS|Evacuat|RememberedSet|SlotSet/;
+/**
+ * V8's compilers and JavaScript parser, by their native functions' names; only in V8's namespace, so that Node's
+ * http_parser (llhttp's host) and its module compilation are not taken for the JIT.
+ */
+export const COMPILER_FUNCTION = /v8::internal::(?:compiler::|maglev::|baseline::|interpreter::Bytecode(?:Generator|ArrayBuilder)|Compiler::|Parser::|PreParser|.*Compil)|Turbofan|Sparkplug/;
+
 function partOfStack(frames: readonly string[]): string {
   const inKernel = frames.some((frame) => frame === 'do_syscall_64' || frame === 'entry_SYSCALL_64_after_hwframe');
   for (const frame of frames) {
@@ -47,8 +55,8 @@ function partOfStack(frames: readonly string[]): string {
     if (js) return inKernel ? `${partOfUrl(js[1]!)}, system calls` : partOfUrl(js[1]!);
   }
   if (inKernel) return 'system calls (no JavaScript on the stack)';
-  if (frames.some((frame) => /Scavenger|Marking|Sweeper|MarkCompact|Heap::|GCTracer|MinorMS/.test(frame))) return 'garbage collection';
-  if (frames.some((frame) => /compiler::|Maglev|Compile|Turbofan|Sparkplug/.test(frame))) return 'JIT compiler';
+  if (frames.some((frame) => GC_FUNCTION.test(frame))) return 'garbage collection';
+  if (frames.some((frame) => COMPILER_FUNCTION.test(frame))) return 'JIT compiler';
   return 'other native work';
 }
 
