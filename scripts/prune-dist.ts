@@ -11,27 +11,34 @@ function outputsOf(source: string): string[] {
   return [`${base}.js`, `${base}.js.map`];
 }
 
-/** Every entry under `dir`, or none when it does not exist yet (the first build). */
-function entriesUnder(dir: string) {
-  return existsSync(dir) ? readdirSync(dir, { withFileTypes: true, recursive: true }) : [];
-}
-
-function filesUnder(dir: string): string[] {
-  return entriesUnder(dir)
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+/**
+ * Every file (or symbolic link) under `dir`, relative to it, and its folders, deepest first; none when `dir` does not
+ * exist yet (the first build). A link is never followed: a link in dist/ to a folder elsewhere must not make this
+ * walk, and the removal after it, reach outside dist/ (readdirSync's own `recursive` follows links to folders).
+ */
+function walk(dir: string): { files: string[]; folders: string[] } {
+  const files: string[] = [];
+  const folders: string[] = [];
+  const visit = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        visit(path);
+        folders.push(path);
+      } else files.push(relative(dir, path));
+    }
+  };
+  if (existsSync(dir)) visit(dir);
+  return { files, folders };
 }
 
 /** Removes every file in `distDir` that no source in `srcDir` compiles to, then the folders left empty; returns the files removed. */
 export function pruneStaleOutputs(srcDir: string, distDir: string): string[] {
-  const expected = new Set(filesUnder(srcDir).flatMap(outputsOf));
-  const stale = filesUnder(distDir).filter((file) => !expected.has(file));
+  const expected = new Set(walk(srcDir).files.flatMap(outputsOf));
+  const { files, folders } = walk(distDir);
+  const stale = files.filter((file) => !expected.has(file));
   for (const file of stale) rmSync(join(distDir, file));
-  // Deepest first, so that a folder whose only content was an emptied folder goes too.
-  const folders = entriesUnder(distDir)
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort((a, b) => b.length - a.length);
+  // Deepest first (as walked), so that a folder whose only content was an emptied folder goes too.
   for (const folder of folders) if (readdirSync(folder).length === 0) rmdirSync(folder);
   return stale;
 }
