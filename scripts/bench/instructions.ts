@@ -35,7 +35,7 @@
 // Each target under callgrind (started, counted, driven): callgrind-target.ts; the parts: callgrind-parts.ts.
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { startOtlpSink } from './otlp-sink.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { benchDist, benchGatewayEnv } from './bench-gateway.js';
@@ -117,7 +117,7 @@ process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : 
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: targetEnv({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
-const sink = TRACING ? await startOtlpSink() : undefined;
+const sink = TRACING ? await startOtlpSink(HOST) : undefined;
 // Under callgrind on a loaded machine a request can wait longer than the default 10 s for its headers to be read.
 const gatewayEnv = { ...benchGatewayEnv(Number(upstreamPort)), PORT: '0', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' };
 const SERVER = benchDist();
@@ -287,18 +287,4 @@ function report(block: string, markdown: string): never {
   }
   mock.kill('SIGKILL');
   process.exit(0);
-}
-
-/** A local OTLP/HTTP endpoint that reads every export and answers 200, counting what it was sent. */
-async function startOtlpSink(): Promise<{ origin: string; requests: () => number; bytes: () => number }> {
-  let requests = 0;
-  let bytes = 0;
-  const server = createServer((req, res) => {
-    requests++;
-    req.on('data', (part: Buffer) => (bytes += part.length));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  server.unref();
-  return { origin: `http://${HOST}:${(server.address() as { port: number }).port}`, requests: () => requests, bytes: () => bytes };
 }
