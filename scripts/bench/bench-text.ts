@@ -58,7 +58,13 @@ export const METHOD = `## Method
   gateway configures got (every fixed option in \`got.extend\` at start-up, timeouts included). Nothing else
   differs, so *got proxy ÷ raw* is got's own cost: the least a gateway that keeps got can reach, and what the
   budget of issue 13 is measured against.
-- **Scenarios**: non-streamed; 20- and 1,000-event streams (OpenAI dialect), on all three targets; and
+- **Express proxy** (\`express-proxy.ts\`): the got proxy behind Express 5 (the design keeps both), with the work
+  no gateway can skip: the caller's body read whole and parsed, its model rewritten and the body sent upstream
+  through got, and a non-streamed answer read whole, parsed and written again with its model set; streams piped as
+  the got proxy pipes them. No request log, metrics, callers, failover, validation or bounds. So *Express proxy ÷
+  got proxy* is what the design costs before any feature, and *gateway ÷ Express proxy* what the features cost
+  (added in the sixth session of issue 25, when the budget lines turned out to lie below this proxy).
+- **Scenarios**: non-streamed; 20- and 1,000-event streams (OpenAI dialect), on the four targets; and
   20- and 1,000-event streams through the **anthropic dialect** (the mock sends 18 and 998 text deltas, the
   caller gets 20 and 1,000 chunks), on the gateway alone (the proxies translate nothing).
 - **Warm-up.** V8 needs several seconds of load before a process's CPU per request settles (a 1–3 s warm-up

@@ -1,13 +1,14 @@
 // `npm run bench` (issues 5 and 13): the built gateway (dist/, as ops run it: logs and metrics on, a routing
 // table with two endpoints per provider) side by side with a pass-through proxy that calls its upstream through
-// got (the floor for a gateway that keeps got, which the budget is measured against) and a raw Node proxy (the
-// floor of all), all in front of the same fast local mock provider, under the same autocannon load.
+// got (the floor for a gateway that keeps got, which the budget is measured against), a raw Node proxy (the
+// floor of all) and the got proxy behind Express with the parsing no gateway skips (the design before any feature),
+// all in front of the same fast local mock provider, under the same autocannon load.
 //
-// Every party is its own process: the mock provider, the gateway, the two proxies, and the load generator
+// Every party is its own process: the mock provider, the gateway, the three proxies, and the load generator
 // (autocannon plus a sequential client for time to first event). This process only starts them, sends commands
 // and writes the report, so the CPU time /proc gives for a target is that target's alone.
 //
-//   npm run bench                       the comparison (about 11 minutes with the defaults on a quiet machine); writes BENCHMARKS.md
+//   npm run bench                       the comparison (about 14 minutes with the defaults on a quiet machine); writes BENCHMARKS.md
 //   npm run bench:quick                 1 round, short warm-ups and 3 s windows, prints only
 //   npm run bench -- --soak-memory      steady mixed load on the gateway, RSS every 5 s; writes BENCHMARKS.md
 //

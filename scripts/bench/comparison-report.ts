@@ -10,7 +10,7 @@ import { ONE_ENDPOINT, SCENARIOS, scenario, servesScenario, type Scenario } from
 import { commandLine, CONNECTIONS, MAX_OTHER_CPU, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, TTFE_WARMUP, WARMUP_SECONDS, WRITE } from './settings.js';
 import { summaries, type Summary } from './summary.js';
 
-const TARGETS = ['gateway', 'raw proxy', 'got proxy'] as const;
+const TARGETS = ['gateway', 'raw proxy', 'got proxy', 'Express proxy'] as const;
 
 function resultsTable(get: (s: Scenario, target: string) => Summary): string[] {
   const table = [
@@ -25,10 +25,12 @@ function resultsTable(get: (s: Scenario, target: string) => Summary): string[] {
       table.push(`| ${s.label} | ${name} | ${int(x.rps)} | ${ms(x.p50)} / ${ms(x.p99)} | **${fixed(x.cpuPerRequest, 0)}**${range} | ${(x.busy * 100).toFixed(0)}% | ${ttfe} | ${mib(x.rss).toFixed(0)} |`);
     }
     if (s.gatewayOnly) continue;
-    const [gw, rp, gp] = TARGETS.map((t) => get(s, t)) as [Summary, Summary, Summary];
+    const [gw, rp, gp, xp] = TARGETS.map((t) => get(s, t)) as [Summary, Summary, Summary, Summary];
     const ttfe = (a: Summary, b: Summary, bold: boolean) => (s.events === null ? '' : bold ? `**${signed(a.ttfeP50 - b.ttfeP50)} ms** (p50)` : `${signed(a.ttfeP50 - b.ttfeP50)} ms (p50)`);
     table.push(`| ${s.label} | **gateway ÷ got proxy** | ${fixed(gw.rps / gp.rps, 2)}× | | **${fixed(gw.cpuPerRequest / gp.cpuPerRequest, 2)}×** | | ${ttfe(gw, gp, true)} | |`);
     table.push(`| ${s.label} | got proxy ÷ raw | ${fixed(gp.rps / rp.rps, 2)}× | | ${fixed(gp.cpuPerRequest / rp.cpuPerRequest, 2)}× | | ${ttfe(gp, rp, false)} | |`);
+    table.push(`| ${s.label} | Express proxy ÷ got proxy (the design, before any feature) | ${fixed(xp.rps / gp.rps, 2)}× | | ${fixed(xp.cpuPerRequest / gp.cpuPerRequest, 2)}× | | ${ttfe(xp, gp, false)} | |`);
+    table.push(`| ${s.label} | gateway ÷ Express proxy (the gateway's features) | ${fixed(gw.rps / xp.rps, 2)}× | | ${fixed(gw.cpuPerRequest / xp.cpuPerRequest, 2)}× | | ${ttfe(gw, xp, false)} | |`);
   }
   return table;
 }

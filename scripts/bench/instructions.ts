@@ -7,9 +7,10 @@
 // one build beside itself in one run then counted 1.91 and 1.96 M (+2.7%), 2.37 and 2.36 M for streams (0.6%).
 // The JIT still moves them a little: a difference under ~3% between two builds is not resolved.
 //
-// Three targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
+// Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
-// the floor for any gateway that keeps got), and the gateway (`node dist/server.js`, default configuration) as
+// the floor for any gateway that keeps got), that proxy behind Express with the parsing no gateway skips
+// (express-proxy.ts: the design before any feature), and the gateway (`node dist/server.js`, default configuration) as
 // `npm run bench` runs it (bench-gateway.ts, issue 25's budget): the bench routing table, the request log as JSON
 // lines to a file, metrics on, tracing off, one caller with limits counted in memory whose key every request sends.
 // BENCH_INSTR_ROUTE picks the gateway's route: one-endpoint (default: `bench-one/llama3.2`, one endpoint and no
@@ -113,7 +114,7 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : 2 + Math.max(1, AGAINST_DIRS.length)} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : AGAINST === undefined ? 4 : 2 + AGAINST_DIRS.length} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: targetEnv({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
@@ -146,7 +147,12 @@ const targets = await Promise.all(
         ]
       : AGAINST !== undefined
         ? [gotProxy(), gateway(), ...AGAINST_DIRS.map((dir, index) => startCounted(run, baseline(dir), benchDist({ source: dir, name: `dist-against-${index}` }), gatewayEnv, ROUTING_MODEL, 'log'))]
-        : [startCounted(run, 'raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'), gotProxy(), gateway()],
+        : [
+            startCounted(run, 'raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+            gotProxy(),
+            startCounted(run, 'Express proxy', transpile('express-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+            gateway(),
+          ],
 );
 
 // The targets run side by side: an instruction count does not depend on what the other core is doing.
@@ -252,8 +258,8 @@ if (PIECES || AGAINST !== undefined) {
   report('PIECES', markdown);
 }
 const rows = SCENARIOS.map((scenario) => {
-  const [raw, got, gateway] = ['raw proxy', 'got proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number];
-  return { scenario, raw, got, gateway };
+  const [raw, got, express, gateway] = ['raw proxy', 'got proxy', 'Express proxy', 'gateway'].map((name) => perRequest.get(`${name}|${scenario.label}`)!) as [number, number, number, number];
+  return { scenario, raw, got, express, gateway };
 });
 const markdown = [
   '## Instructions per request (callgrind)',
@@ -261,11 +267,11 @@ const markdown = [
   ...machine,
   `- Command: \`${settings}npm run bench:instructions\`; ${WARMUP} warm-up + ${REQUESTS} counted requests per target and scenario, ${CONNECTIONS} keep-alive connections`,
   '',
-  '| Scenario | raw proxy | got proxy (raw + got) | gateway | got proxy ÷ raw | gateway ÷ raw | gateway ÷ got proxy |',
-  '|---|---:|---:|---:|---:|---:|---:|',
+  '| Scenario | raw proxy | got proxy (raw + got) | Express proxy | gateway | got proxy ÷ raw | gateway ÷ raw | gateway ÷ got proxy | Express proxy ÷ got proxy | gateway ÷ Express proxy |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...rows.map(
-    ({ scenario, raw, got, gateway }) =>
-      `| ${scenario.label} | ${millions(raw)} M | ${millions(got)} M | ${millions(gateway)} M | ${ratio(got, raw)} | **${ratio(gateway, raw)}** | ${ratio(gateway, got)} |`,
+    ({ scenario, raw, got, express, gateway }) =>
+      `| ${scenario.label} | ${millions(raw)} M | ${millions(got)} M | ${millions(express)} M | ${millions(gateway)} M | ${ratio(got, raw)} | **${ratio(gateway, raw)}** | ${ratio(gateway, got)} | ${ratio(express, got)} | ${ratio(gateway, express)} |`,
   ),
   '',
   '- User-space instructions of the whole target process per request (JIT, GC and every thread included; system calls',
@@ -273,6 +279,7 @@ const markdown = [
   '  beside itself in one run counted 1.91 and 1.96 M per non-streamed request (2026-11-26): under ~3% is not resolved.',
   "- *got proxy*: the raw proxy with its upstream call made by got as the gateway configures it, nothing parsed or rewritten:",
   '  the least any gateway that keeps got can spend; the budget (issue 25) is *gateway ÷ got proxy*: ≤ 1.25× non-streamed, ≤ 1.3× for 20-event streams.',
+  '- *Express proxy*: the got proxy behind Express, reading and parsing the body and the non-streamed answer (`express-proxy.ts`): the design before any feature.',
   gatewaySetup,
   `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
 ].join('\n');

@@ -1,4 +1,4 @@
-// The comparison of `npm run bench`: starts the mock provider, the gateway, the two proxies and the load
+// The comparison of `npm run bench`: starts the mock provider, the gateway, the three proxies and the load
 // generator (each its own process, pinned), warms each target up once, then runs the rounds: every scenario
 // on every target that serves it (the order alternating), each a measured window, then a TTFE run over them all.
 // Ends by checking that the gateway's request log and metrics saw every answer (they must be on).
@@ -34,8 +34,8 @@ export interface ComparisonRun {
 
 export async function runComparison(): Promise<ComparisonRun> {
   const started = Date.now();
-  const windows = SCENARIOS.reduce((n, s) => n + (s.gatewayOnly ? 1 : 3), 0);
-  const estimate = ROUNDS * windows * (WARMUP_SECONDS + SECONDS + 3) + 3 * START_WARMUP_SECONDS * 1.3 + 20;
+  const windows = SCENARIOS.reduce((n, s) => n + (s.gatewayOnly ? 1 : 4), 0);
+  const estimate = ROUNDS * windows * (WARMUP_SECONDS + SECONDS + 3) + 4 * START_WARMUP_SECONDS * 1.3 + 20;
   process.stderr.write(
     `bench: ${ROUNDS} round(s) × ${SCENARIOS.length} scenarios (${windows} windows a round), one-time warm-up ${START_WARMUP_SECONDS} s per target, ` +
       `${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured at ${CONNECTIONS} connections, ${TTFE_REQUESTS} sequential requests for TTFE; ` +
@@ -46,14 +46,14 @@ export async function runComparison(): Promise<ComparisonRun> {
   setTimeout(() => fatal(new Error(`over the time limit (${Math.ceil(limitSeconds / 60)} min)`)), limitSeconds * 1000).unref();
 
   const mock = await startMockProvider();
-  const [raw, got] = await startProxies(mock.port);
+  const [raw, got, express] = await startProxies(mock.port);
   const gateway = await startGateway(mock.port);
   const loader = await startLoadGenerator();
   for (const pid of [mock.child.pid!, loader.pid, process.pid]) pin(pid, OTHER_CPUS);
-  for (const target of [gateway, raw!, got!]) pin(target.pid, TARGET_CPUS);
-  const targets: readonly Target[] = [gateway, raw!, got!];
-  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, raw!.pid, got!.pid, gateway.pid, loader.pid], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
-  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, gateway pid ${gateway.pid} (${gateway.origin}), raw proxy pid ${raw!.pid}, got proxy pid ${got!.pid}, load generator pid ${loader.pid}\n`);
+  const targets: readonly Target[] = [gateway, raw!, got!, express!];
+  for (const target of targets) pin(target.pid, TARGET_CPUS);
+  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
+  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);
 
   const warmUps = new Map<string, WarmUpSlices>();
   for (const target of targets) warmUps.set(target.name, await warmUp(context, target, SCENARIOS.filter((s) => servesScenario(target.name, s)), START_WARMUP_SECONDS));

@@ -1,4 +1,4 @@
-// Starting and stopping what `npm run bench` measures and what serves it: the mock provider and the two proxies
+// Starting and stopping what `npm run bench` measures and what serves it: the mock provider and the three proxies
 // (forked, transpiled to plain JavaScript in this run's temporary folder), CPU pinning, and failing the run.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -45,13 +45,15 @@ export async function startForked(file: string, what: string, env: Record<string
 
 export const startMockProvider = () => startForked('bench-mock-provider.ts', 'the mock provider', {});
 
-/** The raw proxy and the got proxy, both in front of the mock provider. */
+/** The raw proxy, the got proxy and the Express proxy, in front of the mock provider. */
 export async function startProxies(mockPort: number): Promise<Target[]> {
   const env = { UPSTREAM_PORT: String(mockPort) };
   const raw = await startForked('raw-proxy.ts', 'the raw proxy', env);
   const got = await startForked('got-proxy.ts', 'the got proxy', env);
+  const express = await startForked('express-proxy.ts', 'the Express proxy', env);
   return [
     { name: 'raw proxy', url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.child.pid! },
     { name: 'got proxy', url: `http://127.0.0.1:${got.port}/v1/chat/completions`, pid: got.child.pid! },
+    { name: 'Express proxy', url: `http://127.0.0.1:${express.port}/v1/chat/completions`, pid: express.child.pid! },
   ];
 }
