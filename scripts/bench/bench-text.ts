@@ -58,7 +58,7 @@ export const METHOD = `## Method
   gateway configures got (every fixed option in \`got.extend\` at start-up, timeouts included). Nothing else
   differs, so *got proxy ÷ raw* is got's own cost: the least a gateway that keeps got can reach, and what the
   budget of issue 13 is measured against.
-- **Express proxy** (\`express-proxy.ts\`): the got proxy behind Express 5 (the design keeps both), with the work
+- **Express proxy** (\`got-proxy.ts\` with \`PROXY_FRONT=express\`): the got proxy behind Express 5 (the design keeps both), with the work
   no gateway can skip: the caller's body read whole and parsed, its model rewritten and the body sent upstream
   through got, and a non-streamed answer read whole, parsed and written again with its model set; streams piped as
   the got proxy pipes them. No request log, metrics, callers, failover, validation or bounds. So *Express proxy ÷

@@ -10,7 +10,7 @@
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
 // the floor for any gateway that keeps got), that proxy behind Express with the parsing no gateway skips
-// (express-proxy.ts: the design before any feature), and the gateway (`node dist/server.js`, default configuration) as
+// (got-proxy.ts with PROXY_FRONT=express: the design before any feature), and the gateway (`node dist/server.js`, default configuration) as
 // `npm run bench` runs it (bench-gateway.ts, issue 25's budget): the bench routing table, the request log as JSON
 // lines to a file, metrics on, tracing off, one caller with limits counted in memory whose key every request sends.
 // BENCH_INSTR_ROUTE picks the gateway's route: one-endpoint (default: `bench-one/llama3.2`, one endpoint and no
@@ -150,7 +150,7 @@ const targets = await Promise.all(
         : [
             startCounted(run, 'raw proxy', transpile('raw-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
             gotProxy(),
-            startCounted(run, 'Express proxy', transpile('express-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort }, UPSTREAM_MODEL, 'ipc'),
+            startCounted(run, 'Express proxy', transpile('got-proxy.ts', workDir), { UPSTREAM_PORT: upstreamPort, PROXY_FRONT: 'express' }, UPSTREAM_MODEL, 'ipc'),
             gateway(),
           ],
 );
@@ -279,7 +279,7 @@ const markdown = [
   '  beside itself in one run counted 1.91 and 1.96 M per non-streamed request (2026-11-26): under ~3% is not resolved.',
   "- *got proxy*: the raw proxy with its upstream call made by got as the gateway configures it, nothing parsed or rewritten:",
   '  the least any gateway that keeps got can spend; the budget (issue 25) is *gateway ÷ got proxy*: ≤ 1.25× non-streamed, ≤ 1.3× for 20-event streams.',
-  '- *Express proxy*: the got proxy behind Express, reading and parsing the body and the non-streamed answer (`express-proxy.ts`): the design before any feature.',
+  '- *Express proxy*: the got proxy behind Express, reading and parsing the body and the non-streamed answer (`got-proxy.ts`, `PROXY_FRONT=express`): the design before any feature.',
   gatewaySetup,
   `- Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
 ].join('\n');

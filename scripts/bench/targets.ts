@@ -50,7 +50,7 @@ export async function startProxies(mockPort: number): Promise<Target[]> {
   const env = { UPSTREAM_PORT: String(mockPort) };
   const raw = await startForked('raw-proxy.ts', 'the raw proxy', env);
   const got = await startForked('got-proxy.ts', 'the got proxy', env);
-  const express = await startForked('express-proxy.ts', 'the Express proxy', env);
+  const express = await startForked('got-proxy.ts', 'the Express proxy', { ...env, PROXY_FRONT: 'express' });
   return [
     { name: 'raw proxy', url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.child.pid! },
     { name: 'got proxy', url: `http://127.0.0.1:${got.port}/v1/chat/completions`, pid: got.child.pid! },
