@@ -8,7 +8,7 @@
 // (autocannon plus a sequential client for time to first event). This process only starts them, sends commands
 // and writes the report, so the CPU time /proc gives for a target is that target's alone.
 //
-//   npm run bench                       the comparison (about 14 minutes with the defaults on a quiet machine); writes BENCHMARKS.md
+//   npm run bench                       the comparison (about 11 minutes with the defaults on a quiet machine); writes BENCHMARKS.md
 //   npm run bench:quick                 1 round, short warm-ups and 3 s windows, prints only
 //   npm run bench -- --soak-memory      steady mixed load on the gateway, RSS every 5 s; writes BENCHMARKS.md
 //
