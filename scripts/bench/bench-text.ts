@@ -63,7 +63,7 @@ export const METHOD = `## Method
   through got, and a non-streamed answer read whole, parsed and written again with its model set; streams piped as
   the got proxy pipes them. No request log, metrics, callers, failover, validation or bounds. So *Express proxy ÷
   got proxy* is what the design costs before any feature, and *gateway ÷ Express proxy* what the features cost
-  (added in the sixth session of issue 25, when the budget lines turned out to lie below this proxy).
+  (added in the sixth session of issue 25, when the budget lines turned out to sit at this proxy's cost).
 - **Scenarios**: non-streamed; 20- and 1,000-event streams (OpenAI dialect), on the four targets; and
   20- and 1,000-event streams through the **anthropic dialect** (the mock sends 18 and 998 text deltas, the
   caller gets 20 and 1,000 chunks), on the gateway alone (the proxies translate nothing).

@@ -36,13 +36,13 @@
 // Each target under callgrind (started, counted, driven): callgrind-target.ts; the parts: callgrind-parts.ts.
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { startOtlpSink } from './otlp-sink.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { benchDist, benchGatewayEnv } from './bench-gateway.js';
 import { partsPerRequest, partsTable, type InstructionParts } from './callgrind-parts.js';
 import { CONNECTIONS, drive, fail, HOST, readyWithin600s, startCounted, targetEnv, type Scenario } from './callgrind-target.js';
 import { killAllOnExit, onStop, portMessage, track } from './children.js';
+import { startOtlpSink } from './otlp-sink.js';
 import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 
 const argv = process.argv.slice(2);
