@@ -10,7 +10,7 @@ import { measuredWindow, type RunContext } from './measured-window.js';
 import { rssBytes } from './proc-stats.js';
 import { GATEWAY_MODEL, ONE_ENDPOINT, SCENARIOS, servesScenario } from './scenarios.js';
 import { CONNECTIONS, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, WARMUP_SECONDS } from './settings.js';
-import { fatal, pin, startMockProvider, startProxies, type Target } from './targets.js';
+import { fatal, pin, PROXIES, startMockProvider, startProxies, type Target } from './targets.js';
 import { ttfeRun } from './ttfe.js';
 import { warmUp, type WarmUpSlices } from './warm-up.js';
 
@@ -34,8 +34,9 @@ export interface ComparisonRun {
 
 export async function runComparison(): Promise<ComparisonRun> {
   const started = Date.now();
-  const windows = SCENARIOS.reduce((n, s) => n + (s.gatewayOnly ? 1 : 4), 0);
-  const estimate = ROUNDS * windows * (WARMUP_SECONDS + SECONDS + 3) + 4 * START_WARMUP_SECONDS * 1.3 + 20;
+  const targetCount = 1 + PROXIES.length;
+  const windows = SCENARIOS.reduce((n, s) => n + (s.gatewayOnly ? 1 : targetCount), 0);
+  const estimate = ROUNDS * windows * (WARMUP_SECONDS + SECONDS + 3) + targetCount * START_WARMUP_SECONDS * 1.3 + 20;
   process.stderr.write(
     `bench: ${ROUNDS} round(s) × ${SCENARIOS.length} scenarios (${windows} windows a round), one-time warm-up ${START_WARMUP_SECONDS} s per target, ` +
       `${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured at ${CONNECTIONS} connections, ${TTFE_REQUESTS} sequential requests for TTFE; ` +
@@ -46,11 +47,11 @@ export async function runComparison(): Promise<ComparisonRun> {
   setTimeout(() => fatal(new Error(`over the time limit (${Math.ceil(limitSeconds / 60)} min)`)), limitSeconds * 1000).unref();
 
   const mock = await startMockProvider();
-  const [raw, got, express] = await startProxies(mock.port);
+  const proxies = await startProxies(mock.port);
   const gateway = await startGateway(mock.port);
   const loader = await startLoadGenerator();
   for (const pid of [mock.child.pid!, loader.pid, process.pid]) pin(pid, OTHER_CPUS);
-  const targets: readonly Target[] = [gateway, raw!, got!, express!];
+  const targets: readonly Target[] = [gateway, ...proxies];
   for (const target of targets) pin(target.pid, TARGET_CPUS);
   const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
   process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);

@@ -45,15 +45,19 @@ export async function startForked(file: string, what: string, env: Record<string
 
 export const startMockProvider = () => startForked('bench-mock-provider.ts', 'the mock provider', {});
 
-/** The raw proxy, the got proxy and the Express proxy, in front of the mock provider. */
+/** The proxies `npm run bench` measures beside the gateway, in the order startProxies returns them. */
+export const PROXIES = [
+  { name: 'raw proxy', file: 'raw-proxy.ts', env: {} },
+  { name: 'got proxy', file: 'got-proxy.ts', env: {} },
+  { name: 'Express proxy', file: 'got-proxy.ts', env: { PROXY_FRONT: 'express' } },
+] as const;
+
+/** Every proxy of PROXIES in front of the mock provider, started one after another. */
 export async function startProxies(mockPort: number): Promise<Target[]> {
-  const env = { UPSTREAM_PORT: String(mockPort) };
-  const raw = await startForked('raw-proxy.ts', 'the raw proxy', env);
-  const got = await startForked('got-proxy.ts', 'the got proxy', env);
-  const express = await startForked('got-proxy.ts', 'the Express proxy', { ...env, PROXY_FRONT: 'express' });
-  return [
-    { name: 'raw proxy', url: `http://127.0.0.1:${raw.port}/v1/chat/completions`, pid: raw.child.pid! },
-    { name: 'got proxy', url: `http://127.0.0.1:${got.port}/v1/chat/completions`, pid: got.child.pid! },
-    { name: 'Express proxy', url: `http://127.0.0.1:${express.port}/v1/chat/completions`, pid: express.child.pid! },
-  ];
+  const targets: Target[] = [];
+  for (const proxy of PROXIES) {
+    const { child, port } = await startForked(proxy.file, `the ${proxy.name}`, { ...proxy.env, UPSTREAM_PORT: String(mockPort) });
+    targets.push({ name: proxy.name, url: `http://127.0.0.1:${port}/v1/chat/completions`, pid: child.pid! });
+  }
+  return targets;
 }
