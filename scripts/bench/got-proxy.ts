@@ -17,6 +17,7 @@
 // Run by `npm run bench` and `npm run bench:instructions`, transpiled to plain JavaScript inside
 // node_modules/.cache so that `got` and `express` resolve from the project's node_modules.
 import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import got from 'got';
 
@@ -87,7 +88,9 @@ async function parsingRoute(req: IncomingMessage, res: ServerResponse): Promise<
   body.model = body.model.slice(body.model.indexOf('/') + 1);
   const upstream = client.stream('v1/chat/completions', { headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(body)) });
   guard(upstream, res);
-  const head = await new Promise<UpstreamHead>((resolve) => upstream.once('response', resolve));
+  // An upstream error settles this too: guard() has answered 502 by then.
+  const head = await once(upstream, 'response').then(([response]) => response as UpstreamHead, () => undefined);
+  if (head === undefined) return;
   if (body.stream) {
     res.writeHead(head.statusCode, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     upstream.pipe(res);
