@@ -1,4 +1,4 @@
-// The README's two-caller example, added to the shipped routes.yaml exactly as printed: it compiles, and each caller
+// The two-caller example of docs/callers.md, added to the shipped routes.yaml exactly as printed: it compiles, and each caller
 // reaches only its models, within its limits.
 import { readFileSync } from 'node:fs';
 import t from 'tap';
@@ -6,9 +6,9 @@ import { parse, parseDocument } from 'yaml';
 import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { HI, bearer, startUsageMock } from './helpers/callers-routes.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('## Callers: keys, models, rate limits and budgets'));
-const example = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+// The page's first yaml block is the example.
+const page = readFileSync(new URL('../docs/callers.md', import.meta.url), 'utf8');
+const example = /```yaml\n([\s\S]*?)```/.exec(page)![1]!;
 
 /** The shipped routes.yaml with the example's callers section added and its prices set on the roster's entries. */
 function shippedWithExample(): string {
@@ -22,7 +22,7 @@ function shippedWithExample(): string {
   return String(doc);
 }
 
-t.test("the README's two callers work as written", async (t) => {
+t.test("the two callers of docs/callers.md work as written", async (t) => {
   const mock = await startUsageMock({ prompt: 1000, completion: 100 });
   t.teardown(() => mock.upstream.close());
   const gateway = await startGateway({
