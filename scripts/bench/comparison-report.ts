@@ -4,7 +4,7 @@ import os from 'node:os';
 import { METHOD, TEMPLATE } from './bench-text.js';
 import { budgetTable, perEvent } from './budget-table.js';
 import { fixed, int, mib, ms, signed } from './format.js';
-import { BENCHMARKS_MD, describeMachine, packageVersion, writeBlock } from './report.js';
+import { BENCHMARKS_MD, blockFile, describeMachine, packageVersion, writeBlock } from './report.js';
 import type { ComparisonRun } from './rounds.js';
 import { ONE_ENDPOINT, SCENARIOS, scenario, servesScenario, type Scenario } from './scenarios.js';
 import { commandLine, CONNECTIONS, MAX_OTHER_CPU, OTHER_CPUS, PIN, RETRIES, ROUNDS, SECONDS, START_WARMUP_SECONDS, TARGET_CPUS, TTFE_REQUESTS, TTFE_WARMUP, WARMUP_SECONDS, WRITE } from './settings.js';
@@ -98,6 +98,6 @@ export function writeComparisonReport(run: ComparisonRun): void {
   if (WRITE) {
     writeBlock('MAIN', markdown, TEMPLATE);
     writeBlock('METHOD', METHOD, TEMPLATE);
-    process.stderr.write(`bench: wrote ${BENCHMARKS_MD}\n`);
+    process.stderr.write(`bench: wrote ${BENCHMARKS_MD} and ${blockFile('METHOD')}\n`);
   }
 }

@@ -8,7 +8,7 @@ import { fixed, int, mib, signed } from './format.js';
 import { startLoadGenerator } from './load-client.js';
 import { assertClean } from './measured-window.js';
 import { rssBytes } from './proc-stats.js';
-import { BENCHMARKS_MD, describeMachine, packageVersion, writeBlock } from './report.js';
+import { BENCHMARKS_MD, blockFile, describeMachine, packageVersion, writeBlock } from './report.js';
 import { GATEWAY_MODEL, scenario } from './scenarios.js';
 import { commandLine, CONNECTIONS, MEMORY_SAMPLE_SECONDS, MEMORY_SECONDS, MEMORY_WARMUP_SECONDS, OTHER_CPUS, TARGET_CPUS, WRITE } from './settings.js';
 import { fatal, pin, startMockProvider } from './targets.js';
@@ -122,7 +122,7 @@ export async function memorySoak(): Promise<void> {
   if (WRITE) {
     writeBlock('MEMORY', markdown, TEMPLATE);
     writeBlock('METHOD', METHOD, TEMPLATE);
-    process.stderr.write(`bench: wrote ${BENCHMARKS_MD}\n`);
+    process.stderr.write(`bench: wrote ${BENCHMARKS_MD} and ${blockFile('METHOD')}\n`);
   }
 }
 

@@ -72,14 +72,24 @@ function describeBuild(): string {
   return `dist/ sha256 ${hash.digest('hex').slice(0, 12)} (dist/server.js built ${built}), on commit ${commit}`;
 }
 
+/** Blocks written elsewhere than BENCHMARKS.md: the Method describes the benches, so it lives with their docs. */
+const BLOCK_FILES: Readonly<Record<string, string>> = { METHOD: join(REPO, 'docs', 'performance.md') };
+
+/** The file that holds a block. */
+export function blockFile(name: string): string {
+  return BLOCK_FILES[name] ?? BENCHMARKS_MD;
+}
+
 /**
- * Replaces the block between `<!-- BENCH:<name>:BEGIN -->` and its END in BENCHMARKS.md; a block not there
- * yet goes before "## Optimisations" (and a missing file starts from `template`).
+ * Replaces the block between `<!-- BENCH:<name>:BEGIN -->` and its END in its file (BENCHMARKS.md unless
+ * BLOCK_FILES says otherwise); a block not there yet goes before "## Optimisations", else at the end (and a
+ * missing BENCHMARKS.md starts from `template`).
  */
 export function writeBlock(name: string, content: string, template: string): void {
+  const file = blockFile(name);
   const begin = `<!-- BENCH:${name}:BEGIN -->`;
   const end = `<!-- BENCH:${name}:END -->`;
-  let text = existsSync(BENCHMARKS_MD) ? readFileSync(BENCHMARKS_MD, 'utf8') : template;
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : file === BENCHMARKS_MD ? template : '';
   const block = `${begin}\n${content.trimEnd()}\n${end}`;
   const from = text.indexOf(begin);
   const to = text.indexOf(end);
@@ -88,12 +98,13 @@ export function writeBlock(name: string, content: string, template: string): voi
     const optimisations = text.indexOf('## Optimisations');
     text = optimisations === -1 ? `${text.trimEnd()}\n\n${block}\n` : `${text.slice(0, optimisations)}${block}\n\n${text.slice(optimisations)}`;
   }
-  writeFileSync(BENCHMARKS_MD, text);
+  writeFileSync(file, text);
 }
 
 export function readBlock(name: string): string | null {
-  if (!existsSync(BENCHMARKS_MD)) return null;
-  const text = readFileSync(BENCHMARKS_MD, 'utf8');
+  const file = blockFile(name);
+  if (!existsSync(file)) return null;
+  const text = readFileSync(file, 'utf8');
   const from = text.indexOf(`<!-- BENCH:${name}:BEGIN -->`);
   const to = text.indexOf(`<!-- BENCH:${name}:END -->`);
   return from !== -1 && to > from ? text.slice(from, to) : null;
