@@ -56,3 +56,19 @@ t.test('the front pages stay short', async (t) => {
   t.ok(lines('README.md') <= 250, `README.md has ${lines('README.md')} lines (at most 250)`);
   t.ok(lines('BENCHMARKS.md') <= 260, `BENCHMARKS.md has ${lines('BENCHMARKS.md')} lines (at most 260)`);
 });
+
+t.test('the README answers the six questions, each in one link', async (t) => {
+  const readme = readPage('README.md');
+  const questions: [string, string][] = [
+    ['add a provider', 'docs/adding-a-provider.md'],
+    ['limit a team', 'docs/callers.md'],
+    ['see cost per team', 'docs/observability.md'],
+    ['set up failover', 'docs/failover.md'],
+    ['upgrade', 'docs/upgrading.md'],
+    ['know current performance', 'docs/performance.md'],
+  ];
+  for (const [question, page] of questions) {
+    const row = readme.split('\n').find((line) => line.startsWith(`| ${question}`));
+    t.ok(row?.includes(`](${page})`), `README.md: "${question}" links to ${page}`);
+  }
+});
