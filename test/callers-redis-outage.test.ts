@@ -1,23 +1,13 @@
 // A Redis that stalls rather than dies (DEBUG SLEEP, a process paused with SIGSTOP): its connections stay open, so
 // nothing reconnects. The gateway counts in the process meanwhile, probes, comes back and carries over the spend;
 // an admit that ran after its instance gave up leaves no in-flight entry behind; entries live for a renewed lease.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { startGateway, type RunningGateway } from './helpers/gateway.js';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
-import { parseExposition, valueOf } from './helpers/prometheus.js';
+import { storeUp, until } from './helpers/limit-store.js';
 import { startRedisServer, type RedisServer } from './helpers/redis-server.js';
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(50);
-  }
-}
-
-const storeUp = async (gateway: RunningGateway) => valueOf(parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text()), 'gateway_limit_store_up');
 const lines = (gateway: RunningGateway, text: string) => gateway.logLines.filter((line) => line.includes(text)).map((line) => JSON.parse(line) as Record<string, unknown>);
 const IN_FLIGHT = 'chat-routing-gateway:{search-team}:in-flight';
 const monthKey = () => `chat-routing-gateway:{search-team}:usd:${new Date().toISOString().slice(0, 7)}`;

@@ -1,22 +1,11 @@
 // Reservations (README: Callers): a request holds back an estimate of its tokens and cost at admission, so requests
 // admitted together pass a budget or a tokens_per_minute limit by at most one reservation, in one process and in Redis.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { startGateway, type RunningGateway } from './helpers/gateway.js';
+import { startGateway } from './helpers/gateway.js';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
-import { parseExposition, valueOf } from './helpers/prometheus.js';
+import { storeUp, until } from './helpers/limit-store.js';
 import { startRedisServer } from './helpers/redis-server.js';
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(50);
-  }
-}
-
-const storeUp = async (gateway: RunningGateway) => valueOf(parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text()), 'gateway_limit_store_up');
 
 // mock/big costs 1 USD per million input tokens and 2 per million output (callers-routes.ts). Each answer: 1,000
 // prompt and 250,000 completion tokens, 0.501 USD; each request names max_tokens 250,000, so it reserves 0.5 USD and
