@@ -87,6 +87,8 @@ t.test('an admit Redis runs after its instance gave up leaves no in-flight entry
   t.equal(during.status, 200, 'served and ended while Redis is paused');
   await during.text();
   redis.resume();
+  // Back once Redis answers a PING sent after the late admit: Redis has run the admit by then.
+  await until('instance a back on Redis', () => lines(a, 'Redis reachable again').length === 1);
   // Well within the 30 s lease: the entry goes because the settle removed it by its id, not because it expired.
   await until('no entry in flight', async () => (await client.zcard(IN_FLIGHT)) === 0, 10_000);
   const other = await b.post({ model: 'mock/big', messages: HI }, bearer(SEARCH_KEY));
