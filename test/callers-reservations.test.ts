@@ -91,3 +91,28 @@ t.test('a reservation is given back: one request after another uses the bucket b
     await answer.text();
   }
 });
+
+t.test("what a request reserves: its body's characters / 4, plus max_completion_tokens, else max_tokens, else the model's max_output_tokens, else 4096, times n", async (t) => {
+  const routes = callersRoutes(`  search-team:
+    keys: [${digestLine(SEARCH_KEY)}]
+    limits: { tokens_per_minute: 1000000 }`).replace('  mock/unpriced:', '  mock/short: { max_output_tokens: 700 }\n  mock/unpriced:');
+  // Answers that use nothing give their whole reservation back: each request is admitted on a full bucket, and its
+  // x-ratelimit-remaining-tokens is the bucket less its own reservation.
+  const mock = await startUsageMock({ prompt: 0, completion: 0 });
+  t.teardown(() => mock.upstream.close());
+  const gateway = await startGateway({ routes, upstreamOrigin: mock.upstream.origin });
+  t.teardown(() => gateway.close());
+  const cases: [string, Record<string, unknown>, number][] = [
+    ['max_completion_tokens before max_tokens, times n', { model: 'mock/big', messages: HI, max_completion_tokens: 300, max_tokens: 9000, n: 2 }, 600],
+    ['max_tokens', { model: 'mock/big', messages: HI, max_tokens: 50 }, 50],
+    ['neither: 4096', { model: 'mock/big', messages: HI }, 4096],
+    ["neither: the model's max_output_tokens", { model: 'mock/short', messages: HI }, 700],
+    ["max_tokens above the model's max_output_tokens: the model's", { model: 'mock/short', messages: HI, max_tokens: 5000 }, 700],
+  ];
+  for (const [what, body, output] of cases) {
+    const answer = await gateway.post(body, bearer(SEARCH_KEY));
+    await answer.text();
+    const reserved = Math.ceil(JSON.stringify(body).length / 4) + output;
+    t.equal(answer.headers.get('x-ratelimit-remaining-tokens'), String(1_000_000 - reserved), what);
+  }
+});
