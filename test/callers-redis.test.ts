@@ -1,11 +1,10 @@
 // Callers' limits and spend counted in a real redis-server shared by two gateway instances: one count for the deployment,
 // spend that outlives a restart, and a Redis that dies mid-run without the gateway stopping.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { envelopeOf, startGateway, type RunningGateway } from './helpers/gateway.js';
+import { envelopeOf, startGateway } from './helpers/gateway.js';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
-import { parseExposition, valueOf } from './helpers/prometheus.js';
+import { storeUp, until } from './helpers/limit-store.js';
 import { startRedisServer } from './helpers/redis-server.js';
 
 const LIMITED = callersRoutes(`  search-team:
@@ -13,18 +12,6 @@ const LIMITED = callersRoutes(`  search-team:
     models: [mock/big]
     limits: { requests_per_minute: 10 }
     budget: { usd_per_month: 2.5 }`);
-
-async function storeUp(gateway: RunningGateway): Promise<number | undefined> {
-  return valueOf(parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text()), 'gateway_limit_store_up');
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(100);
-  }
-}
 
 t.test('two instances sharing Redis: exactly requests_per_minute answers across both, then 429 with the headers', async (t) => {
   const redis = await startRedisServer();

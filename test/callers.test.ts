@@ -77,7 +77,7 @@ t.test('requests_per_minute: exactly the bucket, then 429 caller_rate_limited wi
   t.equal((await gateway.post({ model: 'mock/gpt-4.1-mini', messages: HI }, bearer(BATCH_KEY))).status, 200);
 });
 
-t.test('tokens_per_minute: a stream takes its usage when it ends; the bucket below zero holds the next request', async (t) => {
+t.test('tokens_per_minute: a stream reserves at admission and takes its usage when it ends; the bucket below zero holds the next request', async (t) => {
   const routes = callersRoutes(`  search-team:
     keys: [${digestLine(SEARCH_KEY)}]
     limits: { tokens_per_minute: 1000 }`);
@@ -89,7 +89,7 @@ t.test('tokens_per_minute: a stream takes its usage when it ends; the bucket bel
   const first = await gateway.post({ model: 'mock/big', messages: HI, stream: true }, bearer(SEARCH_KEY));
   t.equal(first.status, 200);
   t.equal(first.headers.get('x-ratelimit-limit-tokens'), '1000');
-  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), '1000', 'admitted on a full bucket; the usage is not known yet');
+  t.equal(first.headers.get('x-ratelimit-remaining-tokens'), '0', 'admitted on a full bucket, which its reservation (4,096 output tokens without max_tokens) takes below zero');
   await first.text();
   const second = await gateway.post({ model: 'mock/big', messages: HI, stream: true }, bearer(SEARCH_KEY));
   t.equal(second.status, 429);

@@ -57,7 +57,7 @@ async function admissionCost(redisUrl: string | null, iterations: number): Promi
   const record = { usage: { prompt_tokens: 9, completion_tokens: 10 }, price: compiled.tables.models['bench/llama3.2']!.price, priced: null } as unknown as RequestRecord;
   if (redisUrl) while (policy.storeUp?.() !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
   const run = async (n: number) => {
-    for (let i = 0; i < n; i++) policy.settle((await policy.admit(caller, res))!, record);
+    for (let i = 0; i < n; i++) policy.settle((await policy.admit(caller, res, { tokens: 20, usd: 0.00001 }))!, record);
   };
   await run(Math.min(iterations, 5000));
   // This process's CPU, not wall time: other processes on a shared machine then count less (steal time still does).

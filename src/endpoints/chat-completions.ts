@@ -10,7 +10,8 @@ import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
 import { lingerAfterEarlyAnswer } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
-import type { Admission } from '../policy/limit-store.js';
+import type { Admission, Reservation } from '../policy/limit-store.js';
+import { reservationFor } from '../policy/reservation.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import type { BodyReservation } from '../caller/body-budget.js';
 import { recordOf, type RequestRecord } from '../observe/request-log.js';
@@ -79,12 +80,14 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       // and whatever this handler awaits fails with the reason, so it always settles and lets go of the request.
       exchange.begin(text, value, translated?.answer, reservation);
       const model = value.model;
+      // Read before the body is let go: what the request may cost, held back from its caller's limits until it ends.
+      const reserve: Reservation | undefined = caller ? reservationFor(value, text.length, route) : undefined;
       translated = undefined;
       text = '';
       value = undefined;
       try {
         // Over a limit: 429 at once, nothing sent upstream. Admitted: settled below when the answer ends, on every path.
-        if (caller) admission = await policy!.admit(caller, res);
+        if (caller) admission = await policy!.admit(caller, res, reserve!);
         const stopped = exchange.stoppedWith();
         if (stopped) throw stopped;
         await serveWithFailover(options.plan, exchange, model, route);

@@ -5,7 +5,7 @@ import { pricedUsage, type RequestRecord } from '../observe/request-log.js';
 import { gatewayError } from '../wire/gateway-error.js';
 import { callerDirectory, keyDigest } from './caller-directory.js';
 import { ClusterLimitStore } from './cluster-store.js';
-import { periodsAt, type Admission, type LimitStore } from './limit-store.js';
+import { periodsAt, type Admission, type LimitStore, type Reservation } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { RedisLimitStore } from './redis-store.js';
@@ -28,11 +28,12 @@ export interface CallerPolicy {
   /** 403 model_not_allowed unless `model` (already on the roster) is one of the caller's. */
   allow(caller: CallerTable, model: string): void;
   /**
-   * Admits a request against the caller's limits and budget, setting OpenAI's rate-limit headers, or throws the 429.
-   * Undefined for a caller with neither. The admission's settle() must run once when the answer ends.
+   * Admits a request against the caller's limits and budget, holding back `reserve` (reservation.ts) until it
+   * settles, and sets OpenAI's rate-limit headers, or throws the 429. Undefined for a caller with neither.
+   * The admission's settle() must run once when the answer ends.
    */
-  admit(caller: CallerTable, res: Response): Promise<Admission | undefined>;
-  /** When the answer ends: its tokens (prompt + completion) and cost go to the caller's buckets and spend. */
+  admit(caller: CallerTable, res: Response, reserve: Reservation): Promise<Admission | undefined>;
+  /** When the answer ends: its real tokens (prompt + completion) and cost replace its reservation in the caller's buckets and spend. */
   settle(admission: Admission, record: RequestRecord): void;
   /** gateway_limit_store_up: 1 or 0 with REDIS_URL, undefined without. */
   readonly storeUp: (() => number) | undefined;
@@ -60,9 +61,12 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
       if (allowed.get(caller)?.has(model)) return;
       throw gatewayError('model_not_allowed', `The caller "${caller.name}" may not use the model ${JSON.stringify(model)}; ask the gateway's operators to add it to its models in routes.yaml.`, { param: 'model' });
     },
-    async admit(caller, res) {
+    async admit(caller, res, reserve) {
       if (!limited.has(caller)) return undefined;
-      const admission = await store.admit(caller, periodsAt(Date.now()));
+      const admission = await store.admit(caller, periodsAt(Date.now()), {
+        tokens: caller.limits.tokensPerMinute === null ? 0 : reserve.tokens,
+        usd: caller.budget === null ? 0 : reserve.usd,
+      });
       const headers = rateLimitHeaders(caller.limits, admission);
       if (admission.refused === null) {
         for (const name in headers) res.setHeader(name, headers[name]!);

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Admission, Decision, LimitSpec, LimitStore, Periods, Settlement } from './limit-store.js';
+import type { Admission, Decision, LimitSpec, LimitStore, Periods, Reservation, Settlement } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
 
 /**
@@ -18,6 +18,7 @@ interface AdmitMessage {
   readonly id: number;
   readonly spec: LimitSpec;
   readonly periods: Periods;
+  readonly reserve: Reservation;
 }
 
 interface DecidedMessage {
@@ -50,17 +51,17 @@ export class ClusterLimitStore implements LimitStore {
     process.on('message', this.onMessage);
   }
 
-  admit(spec: LimitSpec, periods: Periods): Promise<Admission> {
+  admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission> {
     const id = this.nextId++;
     const send = process.send?.bind(process);
-    if (!send) return this.local.admit(spec, periods);
+    if (!send) return this.local.admit(spec, periods, reserve);
     return new Promise<Decision | null>((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         resolve(null);
       }, PRIMARY_TIMEOUT_MS);
       this.pending.set(id, { resolve, timer });
-      const message: AdmitMessage = { type: ADMIT, id, spec, periods };
+      const message: AdmitMessage = { type: ADMIT, id, spec, periods, reserve };
       send(message, undefined, undefined, (error: Error | null) => {
         if (!error) return;
         clearTimeout(timer);
@@ -68,7 +69,7 @@ export class ClusterLimitStore implements LimitStore {
         resolve(null);
       });
     }).then((decision) => {
-      if (decision === null) return this.local.admit(spec, periods);
+      if (decision === null) return this.local.admit(spec, periods, reserve);
       let settled = decision.refused !== null;
       return {
         ...decision,
@@ -93,7 +94,7 @@ export function serveClusterLimits(): void {
   const held = new Map<Worker, Map<number, Admission>>();
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (isMessage<AdmitMessage>(message, ADMIT)) {
-      const admission = store.admitNow(message.spec, message.periods);
+      const admission = store.admitNow(message.spec, message.periods, sane(message.reserve));
       if (admission.refused === null) {
         let mine = held.get(worker);
         if (!mine) held.set(worker, (mine = new Map()));
@@ -117,9 +118,9 @@ export function serveClusterLimits(): void {
 }
 
 /** Figures from a worker are ours, but a NaN would poison a bucket for good. */
-function sane(settlement: Settlement): Settlement {
+function sane(figures: Settlement | Reservation | undefined): Settlement {
   const finite = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
-  return { tokens: finite(settlement.tokens), usd: finite(settlement.usd) };
+  return { tokens: finite(figures?.tokens), usd: finite(figures?.usd) };
 }
 
 function isMessage<T extends { type: string; id: number }>(message: unknown, type: T['type']): message is T {

@@ -21,8 +21,18 @@ export interface Decision {
   readonly tokensLevel: number | null;
 }
 
-/** What an admitted request gives back when its answer ends: its tokens, its cost and its place in flight. */
+/** The real tokens (prompt + completion) and cost of an answer, given back when it ends. */
 export interface Settlement {
+  readonly tokens: number;
+  readonly usd: number;
+}
+
+/**
+ * What admission holds back until the answer ends (README: Callers, reservations): an estimate of the answer's
+ * tokens and cost. Taken from the tokens bucket and counted against the budgets at admission, replaced by the real
+ * figures at the settle, so requests admitted together overshoot a limit by at most one reservation.
+ */
+export interface Reservation {
   readonly tokens: number;
   readonly usd: number;
 }
@@ -34,12 +44,15 @@ export interface Admission extends Decision {
 
 /** Where counts live: this process, the node:cluster primary, or Redis. One decision per request, atomic in the store. */
 export interface LimitStore {
-  admit(spec: LimitSpec, periods: Periods): Promise<Admission>;
+  admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission>;
   close(): Promise<void>;
 }
 
-/** A request may stay counted in flight this long at most: a process that died cannot hold a slot for ever. */
-export const MAX_IN_FLIGHT_MS = 30 * 60_000;
+/**
+ * A request's in-flight entry in Redis lives this long unless its instance renews it (every third of it while the
+ * request is in flight): a process that died, or an admit that ran after its instance gave up on it, frees its slot soon.
+ */
+export const SLOT_LEASE_MS = 30_000;
 
 let cachedDay = Number.NaN;
 let cachedPeriods: Periods = { month: '', day: '' };

@@ -1,5 +1,5 @@
 import { decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
-import { periodsAt, type Admission, type LimitSpec, type LimitStore, type Periods } from './limit-store.js';
+import { periodsAt, type Admission, type LimitSpec, type LimitStore, type Periods, type Reservation } from './limit-store.js';
 
 /**
  * Counts held in this process: the whole deployment's with WORKERS=1 and no REDIS_URL, the cluster primary's store,
@@ -11,11 +11,11 @@ export class MemoryLimitStore implements LimitStore {
   constructor(private readonly clock: () => number = Date.now) {}
 
   /** Synchronous: the in-process decision is plain arithmetic (admit wraps it for the LimitStore interface). */
-  admitNow(spec: LimitSpec, periods: Periods): Admission {
+  admitNow(spec: LimitSpec, periods: Periods, reserve: Reservation): Admission {
     const now = this.clock();
     let counts = this.counts.get(spec.name);
     if (!counts) this.counts.set(spec.name, (counts = newCounts(spec, now)));
-    const decision = decide(counts, spec, periods, now);
+    const decision = decide(counts, spec, periods, now, reserve);
     if (decision.refused) return { ...decision, settle: () => {} };
     let settled = false;
     const held = counts;
@@ -26,13 +26,13 @@ export class MemoryLimitStore implements LimitStore {
         settled = true;
         const now = this.clock();
         // Charged to the period the answer ends in.
-        settle(held, spec, periodsAt(now), settlement, now);
+        settle(held, spec, periodsAt(now), settlement, now, reserve);
       },
     };
   }
 
-  admit(spec: LimitSpec, periods: Periods): Promise<Admission> {
-    return Promise.resolve(this.admitNow(spec, periods));
+  admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission> {
+    return Promise.resolve(this.admitNow(spec, periods, reserve));
   }
 
   async close(): Promise<void> {}

@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
-/** A real redis-server (the Debian package; .ci/run installs it) on a free loopback port, with nothing saved to disk. */
+/**
+ * A real redis-server (the Debian package; .ci/run installs it) on a free loopback port, with nothing saved to disk,
+ * and DEBUG allowed from loopback (Redis 7 refuses it otherwise) so a test can slow it with DEBUG SLEEP.
+ */
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
@@ -10,6 +13,10 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: it saves nothing). */
   restart(): Promise<void>;
+  /** SIGSTOP: the process stops answering while its connections stay open, as a stalled host would. */
+  pause(): void;
+  /** SIGCONT: it runs again, and answers what it was sent meanwhile. */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -31,12 +38,14 @@ export async function startRedisServer(): Promise<RedisServer> {
       await kill();
       child = await launch(port);
     },
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     stop: kill,
   };
 }
 
 async function launch(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--enable-debug-command', 'local'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s: ${output}`)), 10_000);
