@@ -1,7 +1,4 @@
 import { generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
@@ -9,23 +6,10 @@ import { refreshDelayMs } from '../src/routing/auth/google.js';
 import { startGateway } from './helpers/gateway.js';
 import { response, startMockGemini, USAGE } from './helpers/mock-gemini.js';
 import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
+import { serviceAccountKeyFile, VERTEX_PATH, VERTEX_ROUTES } from './helpers/vertex.js';
 
 // Vertex AI with `auth: google`: a service-account key file made here (its own RSA key), whose token_uri is a
 // mock token endpoint that checks the RS256 JWT grant; a Gemini mock on the Vertex path that checks the bearer.
-
-const VERTEX_PATH = '/v1/projects/demo-project/locations/us-central1/publishers/google';
-const ROUTES = `version: 1
-providers:
-  vertex:
-    dialect: gemini
-    base_url: https://us-central1-aiplatform.googleapis.com${VERTEX_PATH}
-    base_url_env: VERTEX_BASE_URL
-    auth: google
-models:
-  vertex/gemini-2.5-flash: { max_output_tokens: 65536, reasoning: budget }
-errors:
-  default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
-`;
 
 interface TokenEndpoint {
   readonly grants: { at: number; claims: Record<string, unknown> }[];
@@ -44,14 +28,9 @@ async function vertex(t: Test, answer: TokenEndpoint['answer']) {
     sendJson(res, reply.status, reply.body);
   });
   const tokensOrigin = () => tokens.origin;
-  const dir = mkdtempSync(join(tmpdir(), 'gemini-sa-'));
-  const keyFile = join(dir, 'service-account.json');
-  writeFileSync(keyFile, JSON.stringify({
-    type: 'service_account', project_id: 'demo-project', private_key_id: 'key-1', client_email: 'gateway@demo-project.iam.gserviceaccount.com',
-    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: `${tokens.origin}/token`,
-  }));
+  const keyFile = serviceAccountKeyFile(privateKey, `${tokens.origin}/token`);
   const gemini = await startMockGemini(() => ({ json: response([{ text: 'from vertex' }], 'STOP', USAGE) }), { bearer: () => 'any' });
-  const gateway = await startGateway({ routes: ROUTES, env: { VERTEX_BASE_URL: `${gemini.origin}${VERTEX_PATH}`, GOOGLE_APPLICATION_CREDENTIALS: keyFile } });
+  const gateway = await startGateway({ routes: VERTEX_ROUTES, env: { VERTEX_BASE_URL: `${gemini.origin}${VERTEX_PATH}`, GOOGLE_APPLICATION_CREDENTIALS: keyFile } });
   t.teardown(() => Promise.all([gateway.close(), gemini.close(), tokens.close()]));
   const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 });
   const ask = () => client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] });

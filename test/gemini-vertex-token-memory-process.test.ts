@@ -3,36 +3,22 @@
 // go, logs why it holds no token and answers 503 provider_auth_failed; /health answers throughout.
 import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './helpers/server-process.js';
+import { serviceAccountKeyFile, VERTEX_PATH, VERTEX_ROUTES } from './helpers/vertex.js';
 
 // Hundreds of MiB through a real process on a shared machine (when the bound fails).
 t.setTimeout(180_000);
 
 const CHILD = fileURLToPath(new URL('./helpers/gateway-child.ts', import.meta.url));
-const VERTEX_PATH = '/v1/projects/demo-project/locations/us-central1/publishers/google';
-const ROUTES = `version: 1
-providers:
-  vertex:
-    dialect: gemini
-    base_url: https://us-central1-aiplatform.googleapis.com${VERTEX_PATH}
-    base_url_env: VERTEX_BASE_URL
-    auth: google
-models:
-  vertex/gemini-2.5-flash: { max_output_tokens: 65536 }
-errors:
-  default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
-`;
 const MiB = 1024 * 1024;
 const BODY_BYTES = 256 * MiB;
 
-/** What the token endpoint sent of each answer, and whether it got to the end of one. */
+/** What the token endpoint wrote of each answer, and when its connection closed. */
 const answers: { sent: number; closed: Promise<unknown> }[] = [];
 
 /** `{"access_token":"xxx…` up to BODY_BYTES, as fast as the gateway reads it, until done or the gateway lets go. */
@@ -55,14 +41,10 @@ t.test('under --max-old-space-size=256, a 256 MiB token response is cut off at 6
   const vertex = await startMockUpstream((_request, res) => sendJson(res, 500, {}));
   t.teardown(() => Promise.all([tokens.close(), vertex.close()]));
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const keyFile = join(mkdtempSync(join(tmpdir(), 'gemini-sa-')), 'service-account.json');
-  writeFileSync(keyFile, JSON.stringify({
-    type: 'service_account', private_key_id: 'key-1', client_email: 'gateway@demo-project.iam.gserviceaccount.com',
-    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: `${tokens.origin}/token`,
-  }));
+  const keyFile = serviceAccountKeyFile(privateKey, `${tokens.origin}/token`);
 
   const server = await startServerProcess(
-    { GATEWAY_ROUTES_YAML: ROUTES, GOOGLE_APPLICATION_CREDENTIALS: keyFile, VERTEX_BASE_URL: `${vertex.origin}${VERTEX_PATH}` },
+    { GATEWAY_ROUTES_YAML: VERTEX_ROUTES, GOOGLE_APPLICATION_CREDENTIALS: keyFile, VERTEX_BASE_URL: `${vertex.origin}${VERTEX_PATH}` },
     ['--max-old-space-size=256', '--import=tsx', CHILD],
   );
   t.teardown(() => server.child.kill('SIGKILL'));
