@@ -102,6 +102,6 @@ t.test('a hostile Gemini: an index outside 0 to 7 or two candidates at one index
   const streamed = await (await gateway.post({ model: 'gem/flash', messages: hi, n: 2, stream: true })).text();
   t.match(streamed, /"content":"fine"/);
   t.match(streamed, /"gateway_code":"provider_stream_error"/);
-  t.match(streamed, /candidate index outside 0 to 7/);
+  t.match(streamed, /sent a candidate outside indexes 0 to 7/);
   t.notOk(streamed.includes('[DONE]'));
 });

@@ -66,22 +66,22 @@ export interface IndexedCandidate {
 }
 
 /**
- * The candidates of a response (or of one streamed record) with their indexes; undefined when one has an index
- * no request can have asked for (then the answer is not usable). A candidate without an `index` is candidate 0:
+ * The candidates of a response (or of one streamed record) with their indexes; undefined when there are more
+ * than MAX_CANDIDATES or one has an index no request can have asked for (then the answer is not usable). A candidate without an `index` is candidate 0:
  * Google's JSON leaves a field out at its default (proto3). Entries that are not objects are skipped.
  */
 export function candidatesOf(response: Record<string, unknown>): IndexedCandidate[] | undefined {
   const candidates = response['candidates'];
   if (!Array.isArray(candidates)) return [];
+  if (candidates.length > MAX_CANDIDATES) return undefined;
   const out: IndexedCandidate[] = [];
-  for (let place = 0; place < candidates.length && place < MAX_CANDIDATES; place++) {
-    const candidate: unknown = candidates[place];
+  for (const candidate of candidates as unknown[]) {
     if (!isObject(candidate)) continue;
     const index = candidate['index'] ?? 0;
     if (!Number.isSafeInteger(index) || (index as number) < 0 || (index as number) >= MAX_CANDIDATES) return undefined;
     out.push({ index: index as number, candidate });
   }
-  return candidates.length > MAX_CANDIDATES ? undefined : out;
+  return out;
 }
 
 /** The candidate's parts. */

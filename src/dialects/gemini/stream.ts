@@ -68,7 +68,7 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
       usage = openAIUsage(parsed['usageMetadata']) ?? usage;
       chunks.useId(parsed['responseId']);
       const candidates = candidatesOf(parsed);
-      if (candidates === undefined) return fail(`The provider "${providerId}" sent a candidate index outside 0 to ${MAX_CANDIDATES - 1}.`);
+      if (candidates === undefined) return fail(`The provider "${providerId}" sent a candidate outside indexes 0 to ${MAX_CANDIDATES - 1}.`);
       if (candidates.length === 0 && promptBlocked(parsed)) blocked = true;
       let frames = '';
       for (const { index, candidate } of candidates) {
