@@ -1,14 +1,14 @@
 import { ApiError, FinishReason, GoogleGenAI } from '@google/genai';
 import t from 'tap';
 import { PROVIDER_KEY } from './helpers/gateway.js';
-import { response, startMockGemini, USAGE, type GeminiAnswer } from './helpers/mock-gemini.js';
+import { answerPerCandidate, candidatesResponse, response, startMockGemini, USAGE, type GeminiAnswer, type GeminiCall } from './helpers/mock-gemini.js';
 
 // The Gemini mock the dialect tests use, read by Google's own SDK (@google/genai): its answers, streamed records
 // cut into 5-byte reads and error bodies have the shapes the real API has, so the dialect is tested against
 // Gemini's protocol and not against a guess of it. The SDK also sends what the mock checks (path, x-goog-api-key).
 
-async function sdkOn(t: Tap, answer: (n: number) => GeminiAnswer) {
-  const mock = await startMockGemini((_call, n) => answer(n));
+async function sdkOn(t: Tap, answer: (n: number, call: GeminiCall) => GeminiAnswer) {
+  const mock = await startMockGemini((call, n) => answer(n, call));
   t.teardown(() => mock.close());
   const ai = new GoogleGenAI({ apiKey: PROVIDER_KEY, httpOptions: { baseUrl: mock.origin, retryOptions: { attempts: 1 } } as never });
   return { ai, mock };
@@ -70,4 +70,35 @@ t.test('an error body: the SDK raises it with its code and status word', async (
   t.type(error, ApiError);
   t.equal((error as ApiError).status, 429);
   t.match((error as ApiError).message, /RESOURCE_EXHAUSTED/);
+});
+
+t.test('candidateCount: the SDK sends it in generationConfig; the answer holds one candidate per index, whole and streamed', async (t) => {
+  // Streamed, candidates come in records of their own or together, each with its index; each finishes on its own.
+  const records = [
+    candidatesResponse([{ index: 0, parts: [{ text: 'Un' }] }]),
+    candidatesResponse([{ index: 1, parts: [{ text: 'Uno' }] }, { index: 0, parts: [{ text: ' deux' }], finishReason: 'STOP' }]),
+    candidatesResponse([{ index: 1, parts: [{ text: ' dos' }], finishReason: 'MAX_TOKENS' }], USAGE),
+  ];
+  const { ai, mock } = await sdkOn(t, (n, call) => (n === 0 ? { json: answerPerCandidate(call, 'take') } : { records, pieceSize: 7 }));
+  const answer = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'hi', config: { candidateCount: 3 } });
+  t.equal(mock.calls[0]!.candidateCount, 3, 'the SDK sends generationConfig.candidateCount');
+  t.same(answer.candidates?.map((candidate) => [candidate.index, candidate.content?.parts?.[0]?.text, candidate.finishReason]), [
+    [0, 'take 0', FinishReason.STOP],
+    [1, 'take 1', FinishReason.STOP],
+    [2, 'take 2', FinishReason.STOP],
+  ]);
+
+  const stream = await ai.models.generateContentStream({ model: 'gemini-2.5-flash', contents: 'hi', config: { candidateCount: 2 } });
+  const texts = ['', ''];
+  const finishes: unknown[] = [];
+  for await (const record of stream) {
+    for (const candidate of record.candidates ?? []) {
+      texts[candidate.index!] += candidate.content?.parts?.map((part) => part.text ?? '').join('') ?? '';
+      if (candidate.finishReason) finishes[candidate.index!] = candidate.finishReason;
+    }
+  }
+  t.same(texts, ['Un deux', 'Uno dos']);
+  t.same(finishes, [FinishReason.STOP, FinishReason.MAX_TOKENS]);
+  t.equal(mock.calls[1]!.candidateCount, 2);
+  t.same(mock.violations, []);
 });

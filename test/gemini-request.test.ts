@@ -130,11 +130,11 @@ t.test('generationConfig: tokens, sampling, stop, seed, penalties; json_schema u
   t.same(mock.calls[1]!.body['generationConfig'], { stopSequences: ['a', 'b'], maxOutputTokens: 50, responseMimeType: 'application/json' });
 });
 
-t.test('refused, naming the field: output tokens above the model, n above 1, logprobs, a field with no Gemini form', async (t) => {
+t.test('refused, naming the field: output tokens above the model, n above 8, logprobs, a field with no Gemini form', async (t) => {
   const base = { model: 'gem/plain', messages: [{ role: 'user', content: 'hi' }] };
   for (const [extra, param] of [
     [{ max_completion_tokens: 9000 }, 'max_completion_tokens'],
-    [{ n: 2 }, 'n'],
+    [{ n: 9 }, 'n'],
     [{ logprobs: true }, 'logprobs'],
     [{ modalities: ['audio'] }, 'modalities'],
     [{ parallel_tool_calls: false }, 'parallel_tool_calls'],

@@ -1,30 +1,15 @@
 import { generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
+import { refreshDelayMs } from '../src/routing/auth/google.js';
 import { startGateway } from './helpers/gateway.js';
 import { response, startMockGemini, USAGE } from './helpers/mock-gemini.js';
 import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
+import { serviceAccountKeyFile, VERTEX_PATH, VERTEX_ROUTES } from './helpers/vertex.js';
 
 // Vertex AI with `auth: google`: a service-account key file made here (its own RSA key), whose token_uri is a
 // mock token endpoint that checks the RS256 JWT grant; a Gemini mock on the Vertex path that checks the bearer.
-
-const VERTEX_PATH = '/v1/projects/demo-project/locations/us-central1/publishers/google';
-const ROUTES = `version: 1
-providers:
-  vertex:
-    dialect: gemini
-    base_url: https://us-central1-aiplatform.googleapis.com${VERTEX_PATH}
-    base_url_env: VERTEX_BASE_URL
-    auth: google
-models:
-  vertex/gemini-2.5-flash: { max_output_tokens: 65536, reasoning: budget }
-errors:
-  default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
-`;
 
 interface TokenEndpoint {
   readonly grants: { at: number; claims: Record<string, unknown> }[];
@@ -43,14 +28,9 @@ async function vertex(t: Test, answer: TokenEndpoint['answer']) {
     sendJson(res, reply.status, reply.body);
   });
   const tokensOrigin = () => tokens.origin;
-  const dir = mkdtempSync(join(tmpdir(), 'gemini-sa-'));
-  const keyFile = join(dir, 'service-account.json');
-  writeFileSync(keyFile, JSON.stringify({
-    type: 'service_account', project_id: 'demo-project', private_key_id: 'key-1', client_email: 'gateway@demo-project.iam.gserviceaccount.com',
-    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: `${tokens.origin}/token`,
-  }));
+  const keyFile = serviceAccountKeyFile(privateKey, `${tokens.origin}/token`);
   const gemini = await startMockGemini(() => ({ json: response([{ text: 'from vertex' }], 'STOP', USAGE) }), { bearer: () => 'any' });
-  const gateway = await startGateway({ routes: ROUTES, env: { VERTEX_BASE_URL: `${gemini.origin}${VERTEX_PATH}`, GOOGLE_APPLICATION_CREDENTIALS: keyFile } });
+  const gateway = await startGateway({ routes: VERTEX_ROUTES, env: { VERTEX_BASE_URL: `${gemini.origin}${VERTEX_PATH}`, GOOGLE_APPLICATION_CREDENTIALS: keyFile } });
   t.teardown(() => Promise.all([gateway.close(), gemini.close(), tokens.close()]));
   const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 });
   const ask = () => client.chat.completions.create({ model: 'vertex/gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] });
@@ -124,4 +104,46 @@ t.test('no token: 503 provider_auth_failed (retryable) and no provider call; log
   await until('the token after recovery', () => obtained(gateway.logLines) === 1);
   t.equal((await ask()).choices[0]!.message.content, 'from vertex');
   t.equal(gemini.calls[0]!.headers['authorization'], 'Bearer ya29.late-token');
+});
+
+// Issue 34, item 14: whatever expires_in the token endpoint gives, the refresh never loops. It is due 5 min before
+// expiry (half the life of a short token), at least hourly (setTimeout cannot wait past ~24.8 days and fires at
+// once beyond), and a token due within 1 s is fetched again on the failure back-off (1 s, 2 s, 4 s … 60 s).
+
+t.test('the refresh delay: 5 min ahead, half the life of a short token, at most an hour, none under 1 s', async (t) => {
+  t.equal(refreshDelayMs(3599_000), 3299_000);
+  t.equal(refreshDelayMs(6000), 3000);
+  t.equal(refreshDelayMs(30 * 86_400_000), 3600_000, '30 days: an hour');
+  t.equal(refreshDelayMs(2 ** 31), 3600_000, 'past what setTimeout can wait: an hour');
+  t.equal(refreshDelayMs(Infinity), 3600_000);
+  t.equal(refreshDelayMs(2000), 1000);
+  t.equal(refreshDelayMs(1999), undefined, 'due under 1 s: the back-off decides');
+  t.equal(refreshDelayMs(1), undefined);
+  t.equal(refreshDelayMs(-5000), undefined, 'already expired');
+});
+
+t.test('an expires_in of 30 days: one token call, not a loop (the timer is clamped to an hour)', async (t) => {
+  const overflowWarnings: string[] = [];
+  const onWarning = (warning: Error) => void (warning.name === 'TimeoutOverflowWarning' && overflowWarnings.push(warning.message));
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  const { endpoint, gateway, ask } = await vertex(t, (n) => ({ status: 200, body: { access_token: `ya29.long-${n}`, expires_in: 30 * 86_400, token_type: 'Bearer' } }));
+  await until('the first token', () => obtained(gateway.logLines) === 1);
+  for (let i = 0; i < 3; i++) t.equal((await ask()).choices[0]!.message.content, 'from vertex');
+  // The negative proof needs a window: unclamped, the timer fired at once and the gateway made thousands of token
+  // calls a second, so one second (on a loaded machine too) shows any loop; the happy path has no event to wait for.
+  await sleep(1000);
+  t.equal(endpoint.grants.length, 1, 'one token call');
+  t.same(overflowWarnings, [], 'no timer overflowed');
+});
+
+t.test('an expires_in of 1 ms: token calls back off (1 s, then 2 s), logged once, never in a loop', async (t) => {
+  const { endpoint, gateway } = await vertex(t, (n) => ({ status: 200, body: { access_token: `ya29.brief-${n}`, expires_in: 0.001, token_type: 'Bearer' } }));
+  await until('the third token call', () => endpoint.grants.length >= 3);
+  const [first, second, third] = endpoint.grants.map((grant) => grant.at);
+  t.ok(second! - first! >= 900, `the second call after the 1 s back-off (${second! - first!} ms)`);
+  t.ok(third! - second! >= 1900, `the third after 2 s (${third! - second!} ms)`);
+  t.equal(failing(gateway.logLines), 1, 'logged once as no usable token');
+  t.ok(gateway.logLines.some((line) => /no access token \(the token endpoint gave a token that expires in \d+ ms\)/.test(line)));
+  t.equal(obtained(gateway.logLines), 0);
 });

@@ -23,13 +23,13 @@ export class ChunkWriter {
     if (this.head === undefined && this.id === undefined && typeof id === 'string' && id !== '') this.id = id;
   }
 
-  /** A chunk whose only choice carries `delta` (a JSON object text) and `finishReason`. */
-  delta(delta: string, finishReason: string | null = null): string {
-    return sseData(`${this.start()},"choices":[{"index":0,"delta":${delta},"finish_reason":${JSON.stringify(finishReason)}}]}`);
+  /** A chunk whose only choice (the `choice`-th, for an answer of several) carries `delta` (a JSON object text) and `finishReason`. */
+  delta(delta: string, finishReason: string | null = null, choice = 0): string {
+    return sseData(`${this.start()},"choices":[{"index":${choice},"delta":${delta},"finish_reason":${JSON.stringify(finishReason)}}]}`);
   }
 
-  text(field: 'content' | 'reasoning_content', value: string): string {
-    return this.delta(`{${JSON.stringify(field)}:${JSON.stringify(value)}}`);
+  text(field: 'content' | 'reasoning_content', value: string, choice = 0): string {
+    return this.delta(`{${JSON.stringify(field)}:${JSON.stringify(value)}}`, null, choice);
   }
 
   toolCall(call: ToolCallDelta): string {

@@ -46,6 +46,8 @@ export interface GeminiCall {
   /** The body's text, exactly as sent. */
   readonly text: string;
   readonly headers: RecordedRequest['headers'];
+  /** generationConfig.candidateCount: how many candidates (OpenAI choices) the answer is to hold; 1 when not sent. */
+  readonly candidateCount: number;
 }
 
 export interface MockGemini extends MockUpstream {
@@ -92,8 +94,13 @@ function check(request: RecordedRequest, violations: string[], bearer: (() => st
     violations.push('the body is not JSON');
   }
   expect(Array.isArray(body['contents']), 'no contents');
-  for (const key of ['model', 'messages', 'stream', 'stream_options', 'reasoning_effort', 'max_tokens']) expect(!(key in body), `an OpenAI field reached Gemini: ${key}`);
-  return { model: path?.[1] ?? '', stream: path?.[2] !== 'generateContent', body, text: request.body, headers: request.headers };
+  for (const key of ['model', 'messages', 'stream', 'stream_options', 'reasoning_effort', 'max_tokens', 'n']) expect(!(key in body), `an OpenAI field reached Gemini: ${key}`);
+  const config = body['generationConfig'];
+  const count = typeof config === 'object' && config !== null ? (config as Record<string, unknown>)['candidateCount'] : undefined;
+  // Gemini generates 1 to 8 candidates and answers 400 INVALID_ARGUMENT to any other count.
+  expect(count === undefined || (Number.isSafeInteger(count) && (count as number) >= 1 && (count as number) <= 8), `candidateCount ${String(count)}`);
+  const candidateCount = typeof count === 'number' ? count : 1;
+  return { model: path?.[1] ?? '', stream: path?.[2] !== 'generateContent', body, text: request.body, headers: request.headers, candidateCount };
 }
 
 async function send(res: ServerResponse, answer: GeminiAnswer): Promise<void> {
@@ -117,6 +124,28 @@ export function response(parts: readonly Record<string, unknown>[], finishReason
   const candidate: Record<string, unknown> = { content: { role: 'model', parts }, index: 0 };
   if (finishReason) candidate['finishReason'] = finishReason;
   return { candidates: [candidate], ...(usage ? { usageMetadata: usage } : {}), modelVersion: 'gemini-2.5-flash', responseId: 'resp-gem-1' };
+}
+
+/** One candidate of a multi-candidate answer: its parts at its index, and its finishReason if it has one yet. */
+export interface CandidateOut {
+  readonly index: number;
+  readonly parts: readonly Record<string, unknown>[];
+  readonly finishReason?: string;
+}
+
+/** A GenerateContentResponse (or one streamed record) with these candidates, each carrying its `index` as Gemini does. */
+export function candidatesResponse(candidates: readonly CandidateOut[], usage?: Record<string, number>): Record<string, unknown> {
+  return {
+    candidates: candidates.map(({ index, parts, finishReason }) => ({ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}), index })),
+    ...(usage ? { usageMetadata: usage } : {}),
+    modelVersion: 'gemini-2.5-flash',
+    responseId: 'resp-gem-n',
+  };
+}
+
+/** The answer to a call that asked for `call.candidateCount` candidates: candidate i says `${text} ${i}`. */
+export function answerPerCandidate(call: GeminiCall, text: string, usage = USAGE): Record<string, unknown> {
+  return candidatesResponse(Array.from({ length: call.candidateCount }, (_, index) => ({ index, parts: [{ text: `${text} ${index}` }], finishReason: 'STOP' })), usage);
 }
 
 export const USAGE = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };

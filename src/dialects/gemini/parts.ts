@@ -56,10 +56,32 @@ export function extraContent(signature: string): string {
   return `{"google":{"thought_signature":${JSON.stringify(signature)}}}`;
 }
 
-/** The first candidate of a response, or undefined. */
-export function firstCandidate(response: Record<string, unknown>): Record<string, unknown> | undefined {
+/** The most candidates Gemini generates for one request (generationConfig.candidateCount is 1 to 8). */
+export const MAX_CANDIDATES = 8;
+
+/** One candidate of a response and the choice it is: its `index`. */
+export interface IndexedCandidate {
+  readonly index: number;
+  readonly candidate: Record<string, unknown>;
+}
+
+/**
+ * The candidates of a response (or of one streamed record) with their indexes; undefined when there are more
+ * than MAX_CANDIDATES or one has an index no request can have asked for (then the answer is not usable). A candidate without an `index` is candidate 0:
+ * Google's JSON leaves a field out at its default (proto3). Entries that are not objects are skipped.
+ */
+export function candidatesOf(response: Record<string, unknown>): IndexedCandidate[] | undefined {
   const candidates = response['candidates'];
-  return Array.isArray(candidates) && isObject(candidates[0]) ? candidates[0] : undefined;
+  if (!Array.isArray(candidates)) return [];
+  if (candidates.length > MAX_CANDIDATES) return undefined;
+  const out: IndexedCandidate[] = [];
+  for (const candidate of candidates as unknown[]) {
+    if (!isObject(candidate)) continue;
+    const index = candidate['index'] ?? 0;
+    if (!Number.isSafeInteger(index) || (index as number) < 0 || (index as number) >= MAX_CANDIDATES) return undefined;
+    out.push({ index: index as number, candidate });
+  }
+  return out;
 }
 
 /** The candidate's parts. */

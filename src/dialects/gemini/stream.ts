@@ -4,37 +4,59 @@ import { ChunkWriter } from '../chunk-writer.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody } from '../stream-error.js';
-import { googleErrorOf } from './errors.js';
+import { geminiStreamFailure, googleErrorOf, type GoogleError } from './errors.js';
 import { finishReasonOf } from './finish-reason.js';
-import { extraContent, firstCandidate, partsOf, promptBlocked, readParts } from './parts.js';
+import { candidatesOf, extraContent, MAX_CANDIDATES, partsOf, promptBlocked, readParts } from './parts.js';
 import { toolCall } from './response.js';
 import { openAIUsage } from './usage.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
+/** What one candidate (one OpenAI choice) of the stream has said so far. */
+interface Choice {
+  readonly index: number;
+  opened: boolean;
+  /** Its function calls so far: the next one's tool_calls index. */
+  calls: number;
+  finishWord: string | undefined;
+  /** A signature on an empty part, waiting for the call it belongs to. */
+  readonly pending: { signature: string | undefined };
+}
+
 /**
- * streamGenerateContent?alt=sse as OpenAI chunks. Every `data:` record is a whole response: its text is
- * a content delta, its thoughts a reasoning delta, each functionCall one tool_calls delta with the whole
- * arguments and an index counted across the answer. The finish reason waits for the end of the body
- * (Gemini sends no end marker), so a call in any earlier record makes a final STOP `tool_calls`. Usage
- * records are snapshots: the last stands. An `error` record after the 200 ends the stream in error.
+ * streamGenerateContent?alt=sse as OpenAI chunks. Every `data:` record is a whole response whose candidates
+ * carry their `index` (`n` asks for several): each candidate's text is a content delta of the choice at its
+ * index, its thoughts a reasoning delta, each functionCall one tool_calls delta with the whole arguments and
+ * an index counted across that choice. Finish reasons wait for the end of the body (Gemini sends no end
+ * marker), so a call in any earlier record makes a final STOP `tool_calls`; the answer is whole when every
+ * choice seen has one. Usage records are snapshots: the last stands, sent once. An `error` record ends the
+ * stream in error, as the HTTP status it stands for when it comes first.
  */
 export function createGeminiStreamTranslator({ routingModel, providerId, includeUsage }: StreamContext): StreamTranslator {
   const chunks = new ChunkWriter(routingModel);
-  const pending = { signature: undefined as string | undefined };
-  let opened = false;
+  /** By index; at most MAX_CANDIDATES. */
+  const choices = new Map<number, Choice>();
   let ended = false;
-  let calls = 0;
-  let finishWord: string | undefined;
   let blocked = false;
   let usage: Usage | undefined;
 
-  const opening = (): string => {
-    if (opened) return '';
-    opened = true;
-    return chunks.delta('{"role":"assistant","content":""}');
+  const choiceAt = (index: number): Choice => {
+    let choice = choices.get(index);
+    if (!choice) choices.set(index, (choice = { index, opened: false, calls: 0, finishWord: undefined, pending: { signature: undefined } }));
+    return choice;
+  };
+  const opening = (choice: Choice): string => {
+    if (choice.opened) return '';
+    choice.opened = true;
+    return chunks.delta('{"role":"assistant","content":""}', null, choice.index);
   };
   const withUsage = (step: StreamStep): StreamStep => (usage ? { ...step, usage } : step);
+  const fail = (message: string | null, error?: GoogleError): StreamStep => {
+    ended = true;
+    const failure = geminiStreamFailure(error);
+    const fields = { message: message ?? failure.details.message, type: null, code: null, param: null, providerCode: failure.details.code };
+    return withUsage({ frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure });
+  };
 
   return {
     translate(message) {
@@ -42,31 +64,39 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
       const parsed = parseJson(message.data);
       const error = googleErrorOf(parsed);
-      if (error || !isObject(parsed)) {
-        ended = true;
-        const body = providerStreamErrorBody({ message: error?.message ?? null, type: null, code: null, param: null, providerCode: error?.status ?? null }, providerId);
-        return withUsage({ frames: sseError(body), end: 'error' });
-      }
+      if (error || !isObject(parsed)) return fail(null, error);
       usage = openAIUsage(parsed['usageMetadata']) ?? usage;
       chunks.useId(parsed['responseId']);
-      const candidate = firstCandidate(parsed);
-      if (!candidate && promptBlocked(parsed)) blocked = true;
-      const reason = candidate?.['finishReason'];
-      if (typeof reason === 'string') finishWord = reason;
-      const parts = readParts(partsOf(candidate), pending);
-      let frames = opening();
-      if (parts.reasoning !== '') frames += chunks.text('reasoning_content', parts.reasoning);
-      if (parts.text !== '') frames += chunks.text('content', parts.text);
-      for (const call of parts.calls) frames += chunks.delta(`{"tool_calls":[${toolCall(call, calls++)}]}`);
-      if (parts.messageSignature) frames += chunks.delta(`{"extra_content":${extraContent(parts.messageSignature)}}`);
+      const candidates = candidatesOf(parsed);
+      if (candidates === undefined) return fail(`The provider "${providerId}" sent a candidate outside indexes 0 to ${MAX_CANDIDATES - 1}.`);
+      if (candidates.length === 0 && promptBlocked(parsed)) blocked = true;
+      let frames = '';
+      for (const { index, candidate } of candidates) {
+        const choice = choiceAt(index);
+        const reason = candidate['finishReason'];
+        if (typeof reason === 'string') choice.finishWord = reason;
+        const parts = readParts(partsOf(candidate), choice.pending);
+        frames += opening(choice);
+        if (parts.reasoning !== '') frames += chunks.text('reasoning_content', parts.reasoning, index);
+        if (parts.text !== '') frames += chunks.text('content', parts.text, index);
+        for (const call of parts.calls) frames += chunks.delta(`{"tool_calls":[${toolCall(call, choice.calls++)}]}`, null, index);
+        if (parts.messageSignature) frames += chunks.delta(`{"extra_content":${extraContent(parts.messageSignature)}}`, null, index);
+      }
       return withUsage({ frames });
     },
     end() {
-      if (ended || (finishWord === undefined && !blocked)) return undefined;
+      if (ended) return undefined;
+      const finished = [...choices.values()].every((choice) => choice.finishWord !== undefined);
+      if (!blocked && (choices.size === 0 || !finished)) return undefined;
       ended = true;
-      let frames = opening();
-      if (pending.signature) frames += chunks.delta(`{"extra_content":${extraContent(pending.signature)}}`);
-      frames += chunks.delta('{}', blocked ? 'content_filter' : finishReasonOf(finishWord!, calls > 0));
+      if (choices.size === 0) choiceAt(0);
+      let frames = '';
+      for (const choice of [...choices.values()].sort((a, b) => a.index - b.index)) {
+        frames += opening(choice);
+        if (choice.pending.signature) frames += chunks.delta(`{"extra_content":${extraContent(choice.pending.signature)}}`, null, choice.index);
+        const reason = blocked ? 'content_filter' : finishReasonOf(choice.finishWord!, choice.calls > 0);
+        frames += chunks.delta('{}', reason, choice.index);
+      }
       if (includeUsage && usage) frames += chunks.usage(usage);
       return withUsage({ frames: frames + SSE_DONE, end: 'done' });
     },

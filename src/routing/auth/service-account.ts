@@ -1,5 +1,8 @@
 import { sign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { readLimited } from '../read-limited.js';
 
 /** The OAuth2 scope Vertex AI needs. */
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -19,7 +22,8 @@ interface ServiceAccountKey {
 }
 
 const TOKEN_TIMEOUT_MS = 10_000;
-const MAX_TOKEN_RESPONSE_CHARS = 64 * 1024;
+/** A token response is a few hundred bytes: more than this is not one, and is not read further. */
+const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /** The key file's JSON when it is a service-account key; undefined for another kind (an authorized-user file, external account). */
 export async function readServiceAccount(file: string): Promise<ServiceAccountKey | undefined> {
@@ -50,9 +54,12 @@ export async function serviceAccountToken(key: ServiceAccountKey, now = Date.now
     redirect: 'error',
     signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
   });
-  const text = (await response.text()).slice(0, MAX_TOKEN_RESPONSE_CHARS);
   // The token endpoint's own words (error, error_description) are not logged: they could quote the assertion.
-  if (!response.ok) throw new Error(`the token endpoint answered HTTP ${response.status}`);
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => {});
+    throw new Error(`the token endpoint answered HTTP ${response.status}`);
+  }
+  const text = await boundedText(response);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
@@ -64,6 +71,18 @@ export async function serviceAccountToken(key: ServiceAccountKey, now = Date.now
   if (typeof token !== 'string' || token === '' || !/^[\x21-\x7e]+$/.test(token)) throw new Error('the token endpoint answered without an access_token');
   const lifetime = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn : 3600;
   return { token, expiresAt: now + lifetime * 1000 };
+}
+
+/** The body as text, read up to MAX_TOKEN_RESPONSE_BYTES: a longer one is cut off there (the connection is let go) and refused. */
+async function boundedText(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  const { bytes, truncated } = await readLimited(body, MAX_TOKEN_RESPONSE_BYTES);
+  if (truncated) {
+    body.destroy();
+    throw new Error(`the token endpoint answered with a body over ${MAX_TOKEN_RESPONSE_BYTES / 1024} KiB`);
+  }
+  return bytes.toString('utf8');
 }
 
 function base64url(text: string): string {

@@ -1,5 +1,6 @@
 import type { OutgoingCall } from '../../dialect.js';
 import { invalid, jsonObject, rootNode, shown, unsupported, type JsonNode } from '../../anthropic/request/json-node.js';
+import { MAX_CANDIDATES } from '../parts.js';
 import { contentsOf } from './contents.js';
 import { thinkingConfigOf } from './thinking.js';
 import { functionDeclarationsOf, toolConfigOf } from './tools.js';
@@ -69,14 +70,22 @@ function generationConfig(root: JsonNode, call: OutgoingCall): [string, string][
     if (typeof node.value !== 'number') throw invalid(from, `Invalid '${from}': expected a number.`);
     config.push([to, node.raw]);
   }
-  const n = root.given('n');
-  if (n && n.value !== 1) throw unsupported('n', `'n' ${shown(n.value)} is not supported for this model: the gateway returns one choice (send n 1 or leave it out).`);
+  const candidates = candidateCountOf(root.given('n'));
+  if (candidates !== undefined) config.push(['candidateCount', String(candidates)]);
   const maxTokens = maxOutputTokensOf(root, call.maxOutputTokens);
   if (maxTokens !== undefined) config.push(['maxOutputTokens', String(maxTokens)]);
   config.push(...responseFormatOf(root.given('response_format')));
   const thinking = thinkingConfigOf(root.given('reasoning_effort')?.value, call);
   if (thinking) config.push(['thinkingConfig', thinking]);
   return config;
+}
+
+/** `n` as candidateCount: one choice per candidate. Absent for 1 (Gemini's default), so such a body is as before. */
+function candidateCountOf(n: JsonNode | undefined): number | undefined {
+  if (!n) return undefined;
+  if (typeof n.value !== 'number' || !Number.isSafeInteger(n.value) || n.value < 1) throw invalid('n', `Invalid 'n': expected a positive integer.`);
+  if (n.value > MAX_CANDIDATES) throw unsupported('n', `'n' ${shown(n.value)} is more than Gemini generates: at most ${MAX_CANDIDATES} choices.`);
+  return n.value === 1 ? undefined : n.value;
 }
 
 /** max_completion_tokens, else max_tokens, never above the model's max_output_tokens; else that maximum. */
