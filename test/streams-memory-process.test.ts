@@ -99,7 +99,8 @@ function anthropicText(res: ServerResponse, total: number): Promise<number> {
 
 /** Gemini: `total` characters of text in 256 KiB parts, the last record with the finish reason. */
 function geminiManyParts(res: ServerResponse, total: number): Promise<number> {
-  const record = geminiText('g'.repeat(DELTA_CHARS));
+  // Text beyond Latin-1: V8 stores it two bytes a character, the costlier case.
+  const record = geminiText('中'.repeat(DELTA_CHARS));
   return pour(res, '', () => record, Math.ceil(total / DELTA_CHARS), geminiText('.', true));
 }
 

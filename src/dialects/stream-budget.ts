@@ -45,10 +45,6 @@ export class StreamsInFlight {
 
   constructor(readonly total: number) {}
 
-  get used(): number {
-    return this.#used;
-  }
-
   /** An account for one stream; everything it holds goes back at `release()`. */
   open(): StreamHoldings {
     return new StreamHoldings(this.total, (bytes) => {
@@ -68,10 +64,6 @@ export class StreamHoldings {
     readonly total: number,
     private readonly add: (bytes: number) => boolean,
   ) {}
-
-  get held(): number {
-    return this.#held;
-  }
 
   /**
    * Takes `bytes` more, or throws and takes nothing: StreamLimitError when this stream alone would pass the
