@@ -74,10 +74,11 @@ export function defaultBodyBytesInFlight(oneLargestRequest: number): number {
 }
 
 /**
- * The default of MAX_STREAM_BYTES_IN_FLIGHT: an eighth of V8's heap limit (heap_size_limit counts the young
- * generation too: 448 MiB under --max-old-space-size=256, so 56 MiB there). Request bodies take up to half of
- * the old space (MAX_BODY_BYTES_IN_FLIGHT), one stream's peak while it writes up to MAX_UPSTREAM_BODY_BYTES,
- * and this leaves the rest to everything else.
+ * The default of MAX_STREAM_BYTES_IN_FLIGHT: an eighth of V8's heap limit. heap_size_limit counts the young
+ * generation too: under --max-old-space-size=256 it is 448 MiB on Node 24 (56 MiB here), 304 MiB on Node 22
+ * (38 MiB). Beside it, request bodies take up to half of the old space (MAX_BODY_BYTES_IN_FLIGHT) and the one
+ * stream whose held text is being written out its copies (at most MAX_UPSTREAM_BODY_BYTES); the rest is the
+ * process's own.
  */
 export function defaultStreamBytesInFlight(heapSizeLimit = getHeapStatistics().heap_size_limit): number {
   return Math.floor(heapSizeLimit / 8);

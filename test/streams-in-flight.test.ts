@@ -65,6 +65,7 @@ t.test('MAX_STREAM_BYTES_IN_FLIGHT: the stream that would pass it is answered ov
   const poured = await gateway.post(chatStream('gem/pour'));
   t.equal(poured.status, 503, 'the stream that would pass the bound, before its first event: 503');
   t.equal(poured.headers.get('x-should-retry'), 'true');
+  t.equal(poured.headers.get('retry-after'), '1');
   t.match(await poured.json(), { error: { gateway_code: 'overloaded', provider: 'gem', message: /MAX_STREAM_BYTES_IN_FLIGHT/ } });
 
   releaseHeld();

@@ -210,7 +210,10 @@ function failureOf({ provider, reply, maxEventChars, stopping }: RelayOptions, e
   }
   if (error instanceof StreamsFullError) {
     reply.body.destroy();
-    return gatewayError('overloaded', `The streams in flight hold as much as the gateway's memory allows (MAX_STREAM_BYTES_IN_FLIGHT); send the request again.`, { provider: provider.id });
+    return gatewayError('overloaded', `The streams in flight hold as much as the gateway's memory allows (MAX_STREAM_BYTES_IN_FLIGHT); send the request again.`, {
+      provider: provider.id,
+      headers: { 'retry-after': '1' },
+    });
   }
   if (error instanceof EventTooLargeError || error instanceof StreamLimitError) {
     reply.body.destroy();
