@@ -21,7 +21,8 @@ import { prepareProviders } from './routing/runtime-providers.js';
 import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { createCallerPolicy } from './policy/caller-policy.js';
-import { CONFIG_DEFAULTS, defaultBodyBytesInFlight } from './server-config.js';
+import { CONFIG_DEFAULTS, defaultBodyBytesInFlight, defaultStreamBytesInFlight } from './server-config.js';
+import { StreamsInFlight } from './dialects/stream-budget.js';
 import type { Telemetry } from './trace/telemetry.js';
 import { traceRequests } from './trace/request-trace.js';
 
@@ -36,6 +37,8 @@ export interface AppOptions {
   readonly maxJsonValues?: number;
   /** What all request bodies in flight may hold together; default as in server-config.ts. */
   readonly maxBodyBytesInFlight?: number;
+  /** What all streams may hold at once; default as in server-config.ts. */
+  readonly maxStreamBytesInFlight?: number;
   /** Caller keys; empty serves anonymously (server.ts allows that on loopback only). */
   readonly callerKeys: readonly string[];
   /** Origins browsers may call from (CORS_ORIGINS); absent or empty: no CORS. */
@@ -102,6 +105,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     errors: tables.errors,
     body: bodyLimits(options),
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
+    streams: new StreamsInFlight(options.maxStreamBytesInFlight ?? defaultStreamBytesInFlight()),
     lifecycle,
     ...(policy.named ? { policy } : {}),
   };

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import type { CorsOrigins } from './caller/cors.js';
 import type { LogFormat } from './observe/log-format.js';
 import { BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
@@ -16,6 +17,8 @@ export interface ServerConfig {
   readonly maxJsonValues: number;
   /** What all request bodies in flight may hold together (their bytes, plus a charge per JSON value). */
   readonly maxBodyBytesInFlight: number;
+  /** What all streams may hold at once (the events they are reading, the text they hold), in heap bytes. */
+  readonly maxStreamBytesInFlight: number;
   /** A caller must send its request headers within this (slowloris). */
   readonly headersTimeoutMs: number;
   /** A caller must send its whole request (headers and body) within this. */
@@ -70,6 +73,17 @@ export function defaultBodyBytesInFlight(oneLargestRequest: number): number {
   return Math.max(32 * 1024 * 1024, oneLargestRequest);
 }
 
+/**
+ * The default of MAX_STREAM_BYTES_IN_FLIGHT: an eighth of V8's heap limit. heap_size_limit counts the young
+ * generation too: under --max-old-space-size=256 it is 448 MiB on Node 24 (56 MiB here), 304 MiB on Node 22
+ * (38 MiB). Beside it, request bodies take up to half of the old space (MAX_BODY_BYTES_IN_FLIGHT) and the one
+ * stream whose held text is being written out its copies (at most MAX_UPSTREAM_BODY_BYTES); the rest is the
+ * process's own.
+ */
+export function defaultStreamBytesInFlight(heapSizeLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.floor(heapSizeLimit / 8);
+}
+
 /** What the compiled routes say that the environment must agree with. */
 export interface RoutesFacts {
   /** routes.yaml declares callers (then their keys, not GATEWAY_API_KEYS, decide who may call). */
@@ -110,6 +124,7 @@ export function readServerConfig(env: Env, routes: RoutesFacts = { callersDeclar
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', CONFIG_DEFAULTS.maxJsonDepth, 1, 100_000),
     maxJsonValues,
     maxBodyBytesInFlight,
+    maxStreamBytesInFlight: integer(env, 'MAX_STREAM_BYTES_IN_FLIGHT', defaultStreamBytesInFlight(), 1),
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),

@@ -72,6 +72,7 @@ async function serve(): Promise<void> {
       maxJsonDepth: config.maxJsonDepth,
       maxJsonValues: config.maxJsonValues,
       maxBodyBytesInFlight: config.maxBodyBytesInFlight,
+      maxStreamBytesInFlight: config.maxStreamBytesInFlight,
       callerKeys: config.callerKeys,
       redisUrl: config.redisUrl,
       corsOrigins: config.corsOrigins,

@@ -24,7 +24,7 @@ t.test('an endless stream to /v1/responses: the held answer stops at max_upstrea
   const events = eventsOf(await response.text());
   const last = events.at(-1)!;
   t.equal(last.data['type'], 'response.failed');
-  t.match(last.data['response'], { status: 'failed', error: { gateway_code: 'invalid_upstream_response', message: /grew past 262144 characters/ } });
+  t.match(last.data['response'], { status: 'failed', error: { gateway_code: 'invalid_upstream_response', message: /answer whose held text would cost more than 262144 bytes/ } });
   await until(() => rig.gateway.tracked().inFlight === 0 && rig.oai.closedConnections > 0);
   t.strictSame(rig.gateway.tracked(), { inFlight: 0, stopHooks: 0 });
   t.ok(rig.oai.closedConnections > 0, 'the provider connection was let go');

@@ -125,7 +125,7 @@ t.test('a translated answer over max_upstream_body_bytes: response.failed names 
   const rig = await startInboundRig(t, { maxUpstreamBodyBytes: 256 * 1024, oaiHandler: endless });
   const events = eventsOf(await (await streamed(rig, { model: 'oai/gpt' })).text());
   const last = events.at(-1)!;
-  t.match(last.data, { type: 'response.failed', response: { status: 'failed', error: { gateway_code: 'invalid_upstream_response', code: 'invalid_upstream_response', provider: 'oai', message: /The provider "oai" sent an answer that grew past 262144 characters/ } } });
+  t.match(last.data, { type: 'response.failed', response: { status: 'failed', error: { gateway_code: 'invalid_upstream_response', code: 'invalid_upstream_response', provider: 'oai', message: /The provider "oai" sent an answer whose held text would cost more than 262144 bytes of memory/ } } });
   const numbers = events.map((event) => event.data['sequence_number'] as number);
   // The provider writes 20 events per write, so the limit is crossed partway through a read: the events translated
   // from that read before it are still sent, and response.failed is numbered right after them.

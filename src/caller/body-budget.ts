@@ -57,6 +57,13 @@ export class BodyReservation {
     return true;
   }
 
+  /** Gives back all but `bytes` (what is still kept once the body is let go of); the rest goes back at release(). */
+  keep(bytes: number): void {
+    if (this.#released || bytes >= this.#held) return;
+    this.#add(bytes - this.#held);
+    this.#held = bytes;
+  }
+
   /** Gives everything back; later calls do nothing. */
   release(): void {
     if (this.#released) return;

@@ -3,6 +3,7 @@ import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../wire/provider-error.js';
 import type { ModelTable, ReasoningMode, ThinkingBudget } from '../generated/types/route-tables.js';
 import type { SseMessage } from '../wire/sse-parser.js';
+import type { StreamHoldings } from './stream-budget.js';
 
 /** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own. */
 export type AuthScheme = 'bearer' | { readonly header: string };
@@ -113,6 +114,8 @@ export interface StreamContext {
   readonly includeUsage: boolean;
   /** The most a translator may accumulate over the stream (a StreamBudget's limit); unlimited when absent (a translator tested alone). */
   readonly maxHeldChars?: number;
+  /** The stream's account of what all streams hold at once (MAX_STREAM_BYTES_IN_FLIGHT); absent: not counted (a translator tested alone). */
+  readonly holdings?: StreamHoldings;
 }
 
 /** What a stream reader needs: the translator's context and the largest event it may hold. */

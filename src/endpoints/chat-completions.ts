@@ -20,6 +20,7 @@ import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
 import type { UpstreamCall } from '../routing/upstream.js';
 import type { AnswerPlan } from '../routing/answer-writer.js';
+import type { StreamsInFlight } from '../dialects/stream-budget.js';
 
 /** An inbound wire format other than chat completions: its body as the internal chat request, and where answers go. */
 export interface InboundFormat {
@@ -35,6 +36,8 @@ export interface ChatCompletionsOptions {
   readonly errors: ErrorRuleSet;
   readonly body: BodyLimits;
   readonly maxUpstreamBodyBytes: number;
+  /** What all streams may hold at once (MAX_STREAM_BYTES_IN_FLIGHT). */
+  readonly streams: StreamsInFlight;
   readonly lifecycle: Lifecycle;
   /** Set for the other inbound formats (/v1/responses, /v1/messages): each is a translation, never a second engine. */
   readonly inbound?: InboundFormat;
@@ -116,6 +119,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   answer?: AnswerPlan;
   readonly errors: ErrorRuleSet;
   readonly maxUpstreamBodyBytes: number;
+  readonly streams: StreamsInFlight;
   #call: UpstreamCall | undefined;
   #stopped: GatewayError | undefined;
   /** Past the body: a forced stop stops the provider's work rather than answering at once. */
@@ -131,6 +135,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   ) {
     this.errors = options.errors;
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
+    this.streams = options.streams;
   }
 
   /** The body is read: from now on the caller leaving stops the request. */
@@ -147,10 +152,11 @@ class Exchange implements AttemptRequest, ForcedStop {
 
   /**
    * A stream committed (its first event went out): no attempt follows, so the body's MAX_BODY_BYTES_IN_FLIGHT
-   * charge goes back and nothing here holds the body; an open stream then holds its answer, not its prompt.
+   * charge goes back but for what the answer's writers keep of the request (the Responses echo), and nothing here
+   * holds the body; an open stream then holds its answer, not its prompt.
    */
   onCommit(): void {
-    this.#reservation?.release();
+    this.#reservation?.keep(this.answer?.keeps ?? 0);
     this.text = '';
     this.body = { model: this.body.model, messages: [] } as unknown as ChatCompletionRequest;
     const native = this.answer?.native;

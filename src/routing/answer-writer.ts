@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { NativeCall } from '../dialects/dialect.js';
+import type { StreamHoldings } from '../dialects/stream-budget.js';
 import { sseError } from '../wire/sse-format.js';
 
 /**
@@ -11,8 +12,8 @@ import { sseError } from '../wire/sse-format.js';
 export interface AnswerWriter {
   /** A whole non-streamed 2xx answer: writes the response. */
   whole(res: ServerResponse, status: number, text: string): void;
-  /** A translator for one streamed answer, made when the stream starts. */
-  stream(): StreamFrames;
+  /** A translator for one streamed answer, made when the stream starts; what it holds is charged to `holdings`. */
+  stream(holdings?: StreamHoldings): StreamFrames;
 }
 
 /** Turns the frames a dialect's stream reader made into the caller's frames, in order. */
@@ -34,6 +35,8 @@ export interface AnswerPlan {
   readonly chat: AnswerWriter | { readonly refusal: Error };
   /** The caller's body in a wire format some dialects take as it is, and the writer for answers in that format. */
   readonly native?: { readonly call: NativeCall; readonly writer: AnswerWriter };
+  /** What the writers keep of the request until the response closes (the Responses echo), in MAX_BODY_BYTES_IN_FLIGHT bytes. */
+  readonly keeps?: number;
 }
 
 /** OpenAI chat bytes, as /v1/chat/completions answers them. */

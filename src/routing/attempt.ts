@@ -14,6 +14,7 @@ import { withProviderToken } from './auth/provider-token.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
 import type { AttemptTrace } from '../trace/request-trace.js';
 import { forgetSentBody } from './forget-body.js';
+import type { StreamsInFlight } from '../dialects/stream-budget.js';
 
 /** What every attempt of one request shares: the caller's body as read, and where the answer goes. */
 export interface AttemptRequest {
@@ -23,6 +24,8 @@ export interface AttemptRequest {
   readonly record: RequestRecord;
   readonly errors: ErrorRuleSet;
   readonly maxUpstreamBodyBytes: number;
+  /** What all streams may hold at once (MAX_STREAM_BYTES_IN_FLIGHT): each stream's account is opened on it. */
+  readonly streams: StreamsInFlight;
   readonly stopping: () => boolean;
   /** Set when the caller left or a drain ran out of grace: no further attempt. */
   readonly stoppedWith: () => GatewayError | undefined;
@@ -94,26 +97,33 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
           providerStatus: reply.status,
         });
       }
-      await relayStream({
-        provider,
-        reply,
-        res,
-        routingModel: request.body.model,
-        hideUsage,
-        includeUsage: request.body.stream_options?.include_usage === true,
-        maxEventChars: request.maxUpstreamBodyBytes,
-        errors: request.errors,
-        stopping: request.stopping,
-        record,
-        createReader: way.createReader,
-        output: way.writer.stream(),
-        onCommit() {
-          hooks.onCommit();
-          forgetSentBody(way.outgoing, reply.body);
-          request.onCommit?.();
-        },
-        onSettled: hooks.onSettled,
-      });
+      // What the stream holds counts against MAX_STREAM_BYTES_IN_FLIGHT until it ends, however it ends.
+      const holdings = request.streams.open();
+      try {
+        await relayStream({
+          provider,
+          reply,
+          res,
+          routingModel: request.body.model,
+          hideUsage,
+          includeUsage: request.body.stream_options?.include_usage === true,
+          maxEventChars: request.maxUpstreamBodyBytes,
+          holdings,
+          errors: request.errors,
+          stopping: request.stopping,
+          record,
+          createReader: way.createReader,
+          output: way.writer.stream(holdings),
+          onCommit() {
+            hooks.onCommit();
+            forgetSentBody(way.outgoing, reply.body);
+            request.onCommit?.();
+          },
+          onSettled: hooks.onSettled,
+        });
+      } finally {
+        holdings.release();
+      }
       return;
     }
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);

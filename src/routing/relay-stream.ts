@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { StreamStep } from '../dialects/dialect.js';
-import { StreamLimitError } from '../dialects/stream-budget.js';
+import { StreamLimitError, StreamsFullError, type StreamHoldings } from '../dialects/stream-budget.js';
 import type { ErrorRuleSet } from '../generated/types/route-tables.js';
 import { gatewayError, GatewayError } from '../wire/gateway-error.js';
 import { findErrorRule, providerError } from '../wire/provider-error.js';
@@ -14,6 +14,11 @@ import { drained } from './drained.js';
 
 /** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (README: Streaming). */
 const DRAIN_AFTER_END_MS = 1000;
+/**
+ * What the event being read costs at its peak, per byte read for it: held as it arrives, then as its text, its
+ * parse, its translation, the inbound writer's parse and event, and the caller's frames, one after another.
+ */
+const EVENT_PEAK_COPIES = 8;
 const STREAM_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } as const;
 
 export interface RelayOptions {
@@ -27,6 +32,8 @@ export interface RelayOptions {
   readonly includeUsage: boolean;
   /** MAX_UPSTREAM_BODY_BYTES: the largest event, and the most a dialect may accumulate over the stream. */
   readonly maxEventChars: number;
+  /** This stream's account of what all streams hold at once (MAX_STREAM_BYTES_IN_FLIGHT): the event being read is charged to it. */
+  readonly holdings: StreamHoldings;
   /** The global error rules: an error event before the first event is answered as its HTTP status would be. */
   readonly errors: ErrorRuleSet;
   /** True once a drain has run out of grace: the stream ends with shutting_down. */
@@ -57,8 +64,16 @@ export function isEventStream(reply: UpstreamReply): boolean {
  * way a committed stream can end without the provider's end marker leaves the caller one final error event.
  */
 export async function relayStream(options: RelayOptions): Promise<void> {
-  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output } = options;
-  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars });
+  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output, holdings } = options;
+  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars, holdings });
+  /** Bytes read since the last read that completed an event: the event being read, held until it is whole. */
+  let unfinished = 0;
+  let charged = 0;
+  const chargeEvent = (bytes: number) => {
+    if (bytes > charged) holdings.take(bytes - charged);
+    else holdings.give(charged - bytes);
+    charged = bytes;
+  };
   const idleMs = provider.table.streamIdleTimeoutMs;
   let idleFired = false;
   const onIdle = () => {
@@ -107,10 +122,14 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       // after-end timer: a provider that keeps sending must not keep the connection and this handler.
       if (ended) continue;
       idle.refresh();
+      // Charged before it is parsed, with the copies its translation makes; given back once a read completes an event.
+      unfinished += chunk.length;
+      chargeEvent(unfinished * EVENT_PEAK_COPIES);
       // One write per read; steps are translated as they are pulled, so the caller's first event is sent before the rest of its read is translated.
       frames = '';
       reader.push(chunk);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
+        unfinished = 0;
         if (step.usage) record.usage = step.usage;
         if (step.end === 'error') {
           if (!committed) throw inBandFailure(options, step);
@@ -132,6 +151,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
           frames = '';
         }
       }
+      chargeEvent(unfinished * EVENT_PEAK_COPIES);
       if (!committed && ended) commit(frames);
       else if (frames !== '') {
         const full = !res.write(provider.redact(frames));
@@ -186,6 +206,13 @@ function failureOf({ provider, reply, maxEventChars, stopping }: RelayOptions, e
   if (idleFired) {
     return gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${provider.table.streamIdleTimeoutMs} ms (stream_idle_timeout_ms).`, {
       provider: provider.id,
+    });
+  }
+  if (error instanceof StreamsFullError) {
+    reply.body.destroy();
+    return gatewayError('overloaded', `The streams in flight hold as much as the gateway's memory allows (MAX_STREAM_BYTES_IN_FLIGHT); send the request again.`, {
+      provider: provider.id,
+      headers: { 'retry-after': '1' },
     });
   }
   if (error instanceof EventTooLargeError || error instanceof StreamLimitError) {

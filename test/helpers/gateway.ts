@@ -36,6 +36,8 @@ export interface GatewayTestOptions {
   readonly maxUpstreamBodyBytes?: number;
   /** MAX_BODY_BYTES_IN_FLIGHT; default: the gateway's. */
   readonly maxBodyBytesInFlight?: number;
+  /** MAX_STREAM_BYTES_IN_FLIGHT; default: the gateway's. */
+  readonly maxStreamBytesInFlight?: number;
   readonly callerKeys?: readonly string[];
   readonly corsOrigins?: CorsOrigins;
   /** Callers' counts in this Redis (REDIS_URL). */
@@ -58,6 +60,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     callerKeys: options.callerKeys ?? [],
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.maxBodyBytesInFlight ? { maxBodyBytesInFlight: options.maxBodyBytesInFlight } : {}),
+    ...(options.maxStreamBytesInFlight ? { maxStreamBytesInFlight: options.maxStreamBytesInFlight } : {}),
     ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     logger,

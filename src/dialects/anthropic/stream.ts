@@ -20,9 +20,9 @@ const CONTINUE: StreamStep = { frames: '' };
  * (`stream_options.include_usage`), and to the gateway's accounting always. Nothing after
  * message_stop or an error event is read.
  */
-export function createAnthropicStreamTranslator({ routingModel, providerId, includeUsage, maxHeldChars }: StreamContext): StreamTranslator {
+export function createAnthropicStreamTranslator({ routingModel, providerId, includeUsage, maxHeldChars, holdings }: StreamContext): StreamTranslator {
   const chunks = new ChunkWriter(routingModel);
-  const blocks = new ContentBlocks(chunks, new StreamBudget(maxHeldChars ?? Infinity));
+  const blocks = new ContentBlocks(chunks, new StreamBudget(maxHeldChars ?? Infinity, holdings));
   let opened = false;
   let finished = false;
   let ended = false;

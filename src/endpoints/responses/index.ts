@@ -36,7 +36,8 @@ function responsesFormat(maxAnswerChars: number): InboundFormat {
         return { text: JSON.stringify(placeholder), value: placeholder, answer: { native, chat: { refusal: error as Error } } };
       }
       const head = responseHead(model, request);
-      return { text: JSON.stringify(request.chat), value: request.chat, answer: { native, chat: responsesWriter(head, maxAnswerChars) } };
+      const answer = { native, chat: responsesWriter(head, maxAnswerChars), keeps: head.echoChars };
+      return { text: JSON.stringify(request.chat), value: request.chat, answer };
     },
     paramNames: PARAM_NAMES,
   };
@@ -49,7 +50,7 @@ function responsesWriter(head: ResponseHead, maxAnswerChars: number): AnswerWrit
       if (!response) throw gatewayError('invalid_upstream_response', 'The provider answered with a body that is not a chat completion.');
       writeJson(res, status, JSON.stringify(response));
     },
-    stream: () => responsesStream(head, maxAnswerChars),
+    stream: (holdings) => responsesStream(head, maxAnswerChars, holdings),
   };
 }
 

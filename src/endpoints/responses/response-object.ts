@@ -4,16 +4,56 @@ import { isObject } from '../inbound-fields.js';
 import { encryptedContentOf } from './reasoning-replay.js';
 import type { ResponsesRequest } from './request.js';
 
-/** What every response object of one request shares: its id, its time, its echo of the request. */
+/**
+ * What every response object of one request shares: its id, its time, its echo of the request. A stream keeps it
+ * until it ends, so it holds nothing else of the request (never the chat request: README: Limits).
+ */
 export interface ResponseHead {
   readonly id: string;
   readonly createdAt: number;
   readonly routingModel: string;
-  readonly request: ResponsesRequest;
+  /** `include: ["reasoning.encrypted_content"]`. */
+  readonly includeEncrypted: boolean;
+  /** The request's fields as the response object repeats them, at most MAX_ECHO_CHARS of JSON. */
+  readonly echo: Readonly<Record<string, unknown>>;
+  /** The echo's JSON length: what it keeps of MAX_BODY_BYTES_IN_FLIGHT until the response closes. */
+  readonly echoChars: number;
 }
 
+/**
+ * The most of the request a response object echoes, in characters of JSON. A stream sends the echo in three
+ * events (created, in_progress and the terminal one) and keeps it until it ends: past this, the largest fields
+ * are echoed empty (`instructions: null`, `tools: []`, `metadata: {}`, …) until the rest fits.
+ */
+export const MAX_ECHO_CHARS = 256 * 1024;
+
+/** What each echoed field says when it is not echoed: what the response object says when the request left it out. */
+const UNECHOED: Readonly<Record<string, unknown>> = {
+  instructions: null,
+  metadata: {},
+  tool_choice: 'auto',
+  tools: [],
+  text: { format: { type: 'text' } },
+  reasoning: { effort: null, summary: null },
+  user: null,
+};
+
 export function responseHead(routingModel: string, request: ResponsesRequest): ResponseHead {
-  return { id: `resp_${randomUUID().replaceAll('-', '')}`, createdAt: Math.floor(Date.now() / 1000), routingModel, request };
+  const { echo, chars } = boundedEcho(request.echo);
+  return { id: `resp_${randomUUID().replaceAll('-', '')}`, createdAt: Math.floor(Date.now() / 1000), routingModel, includeEncrypted: request.includeEncrypted, echo, echoChars: chars };
+}
+
+function boundedEcho(echo: Readonly<Record<string, unknown>>): { echo: Record<string, unknown>; chars: number } {
+  const sizes = Object.entries(echo).map(([field, value]) => [field, JSON.stringify(value)?.length ?? 0] as const);
+  let chars = sizes.reduce((sum, [, size]) => sum + size, 0);
+  const bounded = { ...echo };
+  for (const [field, size] of [...sizes].sort((a, b) => b[1] - a[1])) {
+    if (chars <= MAX_ECHO_CHARS) break;
+    if (!(field in UNECHOED)) continue;
+    bounded[field] = UNECHOED[field];
+    chars += JSON.stringify(UNECHOED[field]).length - size;
+  }
+  return { echo: bounded, chars };
 }
 
 export const itemId = (prefix: string): string => `${prefix}_${randomUUID().replaceAll('-', '')}`;
@@ -28,7 +68,7 @@ export function responseObject(head: ResponseHead, status: string, output: unkno
     background: false,
     error: null,
     incomplete_details: null,
-    ...head.request.echo,
+    ...head.echo,
     model: head.routingModel,
     output,
     previous_response_id: null,
@@ -98,7 +138,7 @@ export function responseOfCompletion(head: ResponseHead, completion: unknown): R
   const reasoning = typeof message['reasoning_content'] === 'string' ? message['reasoning_content'] : '';
   const blocks = Array.isArray(message['thinking_blocks']) ? message['thinking_blocks'].map((block) => JSON.stringify(block)) : [];
   if (blocks.length > 0) {
-    blocks.forEach((block, i) => output.push(reasoningItem(itemId('rs'), i === 0 ? reasoning : '', [block], head.request.includeEncrypted)));
+    blocks.forEach((block, i) => output.push(reasoningItem(itemId('rs'), i === 0 ? reasoning : '', [block], head.includeEncrypted)));
   } else if (reasoning !== '') {
     output.push(reasoningItem(itemId('rs'), reasoning, [], false));
   }

@@ -2,8 +2,15 @@ import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
 import { chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
-import { StreamLimitError } from '../../dialects/stream-budget.js';
+import { StreamBudget, type StreamHoldings } from '../../dialects/stream-budget.js';
 import { failedError, functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
+
+/**
+ * What a held character of the answer costs at its peak: two bytes (text beyond Latin-1) times the copies made
+ * when its item closes: the text held, its `*.done` event, content_part.done, output_item.done, the terminal
+ * event's output, and these events as the one string written to the caller.
+ */
+const ANSWER_PEAK_BYTES_PER_CHAR = 20;
 
 /** One output item being streamed. */
 type OpenItem =
@@ -16,9 +23,9 @@ type OpenItem =
  * done), then one terminal event (completed, incomplete or failed) with the usage. Every event has its type
  * and a strictly increasing sequence_number; there is no [DONE].
  */
-export function responsesStream(head: ResponseHead, maxAnswerChars: number): StreamFrames {
-  /** The terminal event repeats the whole output, so it is held: never more than maxAnswerChars of it. */
-  let held = 0;
+export function responsesStream(head: ResponseHead, maxAnswerChars: number, holdings?: StreamHoldings): StreamFrames {
+  /** The terminal event repeats the whole output, so it is held, and copied when it closes: bounded with its copies. */
+  const held = new StreamBudget(maxAnswerChars, holdings, ANSWER_PEAK_BYTES_PER_CHAR, 'sent an answer whose held text');
   const done: Record<string, unknown>[] = [];
   let sequence = 0;
   let opened = false;
@@ -26,8 +33,8 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
   let reasoning: Extract<OpenItem, { kind: 'reasoning' }> | undefined;
   let message: Extract<OpenItem, { kind: 'message' }> | undefined;
   const calls = new Map<number, Extract<OpenItem, { kind: 'call' }>>();
-  let finishReason: unknown = null;
-  let usage: unknown;
+  let finishReason: string | null = null;
+  let usage: Record<string, unknown> | null = null;
 
   const event = (type: string, fields: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`;
   const nextIndex = () => done.length + (reasoning ? 1 : 0) + (message ? 1 : 0) + calls.size;
@@ -40,7 +47,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
 
   const closeReasoning = (): string => {
     if (!reasoning) return '';
-    const item = reasoningItem(reasoning.id, reasoning.text, reasoning.blocks, head.request.includeEncrypted);
+    const item = reasoningItem(reasoning.id, reasoning.text, reasoning.blocks, head.includeEncrypted);
     let frames = '';
     if (reasoning.text !== '') {
       const at = { item_id: reasoning.id, output_index: reasoning.index, summary_index: 0 };
@@ -80,7 +87,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
   const openReasoning = (block?: string): string => {
     const frames = closeReasoning() + closeMessage();
     reasoning = { kind: 'reasoning', index: nextIndex(), id: itemId('rs'), text: '', blocks: block === undefined ? [] : [block] };
-    return frames + event('response.output_item.added', { output_index: reasoning.index, item: reasoningItem(reasoning.id, '', reasoning.blocks, head.request.includeEncrypted) });
+    return frames + event('response.output_item.added', { output_index: reasoning.index, item: reasoningItem(reasoning.id, '', reasoning.blocks, head.includeEncrypted) });
   };
   const reasoningText = (text: string): string => {
     let frames = '';
@@ -89,6 +96,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     const open = reasoning!;
     const at = { item_id: open.id, output_index: open.index, summary_index: 0 };
     if (open.text === '') frames += event('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
+    held.hold(text.length);
     open.text += text;
     return frames + event('response.reasoning_summary_text.delta', { ...at, delta: text });
   };
@@ -99,6 +107,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
       frames += event('response.output_item.added', { output_index: message.index, item: messageItem(message.id, '', 'in_progress') });
       frames += event('response.content_part.added', { item_id: message.id, output_index: message.index, content_index: 0, part: outputText('') });
     }
+    held.hold(text.length);
     message.text += text;
     return frames + event('response.output_text.delta', { item_id: message.id, output_index: message.index, content_index: 0, delta: text, logprobs: [] });
   };
@@ -110,21 +119,23 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     if (!call) {
       frames += closeReasoning() + closeMessage();
       const callId = typeof delta['id'] === 'string' ? delta['id'] : itemId('call');
-      call = { kind: 'call', index: nextIndex(), id: itemId('fc'), callId, name: typeof fn['name'] === 'string' ? fn['name'] : '', args: '' };
+      const name = typeof fn['name'] === 'string' ? fn['name'] : '';
+      held.hold(callId.length + name.length);
+      call = { kind: 'call', index: nextIndex(), id: itemId('fc'), callId, name, args: '' };
       calls.set(chatIndex, call);
       frames += event('response.output_item.added', { output_index: call.index, item: functionCallItem(call.id, call.callId, call.name, '', 'in_progress') });
     }
     const fragment = typeof fn['arguments'] === 'string' ? fn['arguments'] : '';
     if (fragment === '') return frames;
+    held.hold(fragment.length);
     call.args += fragment;
     return frames + event('response.function_call_arguments.delta', { item_id: call.id, output_index: call.index, delta: fragment });
   };
 
+  // What is held past its chunk is charged to `held` as it is held (usage and finish reason as their small readings); a
+  // limit it passes is thrown, not answered here: the engine ends the stream with response.failed naming the provider.
   const chunk = (data: Record<string, unknown>): string => {
-    held += JSON.stringify(data['choices'] ?? '').length;
-    // Thrown, not answered here: the engine ends the stream with response.failed naming the provider, and logs the code.
-    if (held > maxAnswerChars) throw new StreamLimitError(`sent an answer that grew past ${maxAnswerChars} characters, more than a response object may hold here (MAX_UPSTREAM_BODY_BYTES)`);
-    if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
+    if (data['usage'] !== undefined && data['usage'] !== null) usage = usageOf(data['usage']);
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
     if (!choice) return '';
     const delta = isObject(choice['delta']) ? choice['delta'] : {};
@@ -133,13 +144,17 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     if (Array.isArray(delta['thinking_blocks'])) {
       for (const block of delta['thinking_blocks']) {
         // The block closes the item its thinking text opened; a block without one (redacted) opens its own.
-        if (reasoning && reasoning.blocks.length === 0) reasoning.blocks.push(JSON.stringify(block));
-        else frames += openReasoning(JSON.stringify(block));
+        const text = JSON.stringify(block);
+        held.hold(text.length);
+        if (reasoning && reasoning.blocks.length === 0) reasoning.blocks.push(text);
+        else frames += openReasoning(text);
       }
     }
     if (typeof delta['content'] === 'string' && delta['content'] !== '') frames += contentText(delta['content']);
     if (Array.isArray(delta['tool_calls'])) for (const call of delta['tool_calls']) if (isObject(call)) frames += toolCall(call);
-    if (choice['finish_reason'] !== null && choice['finish_reason'] !== undefined) finishReason = choice['finish_reason'];
+    const reason = choice['finish_reason'];
+    // Only what statusOf tells apart is kept: a provider's reason may be any size.
+    if (reason !== null && reason !== undefined) finishReason = reason === 'length' || reason === 'content_filter' ? reason : 'stop';
     return frames;
   };
 
@@ -147,7 +162,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     finished = true;
     const frames = closeReasoning() + closeMessage() + closeCalls();
     const { status, incomplete_details } = statusOf(finishReason);
-    const response = responseObject(head, status, done, { incomplete_details, usage: usageOf(usage) });
+    const response = responseObject(head, status, done, { incomplete_details, usage });
     return frames + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   };
 
@@ -156,7 +171,7 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number): Str
     finished = true;
     // Events already numbered by a read that failed partway go first, so the numbers run on.
     const frames = read.unsent() + open() + closeReasoning() + closeMessage() + closeCalls();
-    return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error: failedError(body), usage: usageOf(usage) }) });
+    return frames + event('response.failed', { response: responseObject(head, 'failed', done, { error: failedError(body), usage }) });
   };
 
   const read = chatEventReader({ chunk, done: terminal, error: failed, finished: () => finished });
