@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { NativeCall } from '../dialects/dialect.js';
 import { sseError } from '../wire/sse-format.js';
+import type { CallerPaths } from './caller-paths.js';
 
 /**
  * Where a served answer goes. The engine hands each answer over in one form (the internal chat form, or the
@@ -34,6 +35,8 @@ export interface AnswerPlan {
   readonly chat: AnswerWriter | { readonly refusal: Error };
   /** The caller's body in a wire format some dialects take as it is, and the writer for answers in that format. */
   readonly native?: { readonly call: NativeCall; readonly writer: AnswerWriter };
+  /** Where each path of the chat form came from in the caller's body, so a 400 about it names the caller's field. */
+  readonly paths?: CallerPaths;
 }
 
 /** OpenAI chat bytes, as /v1/chat/completions answers them. */
