@@ -1,8 +1,9 @@
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
 import { batchedLogOutput } from '../src/observe/log-destination.js';
@@ -95,9 +96,10 @@ t.test('a request line waits in the batch; a warning, an error or a lifecycle li
 
 for (const [level, msg] of [['warn', 'limit store down'], ['info', 'listening'], ['error', 'uncaught exception']] as const) {
   t.test(`a process's ${level} line "${msg}" reaches stdout with no request lines after it and no timer able to run`, async (t) => {
-    const child = fork(new URL('./helpers/blocked-log-writer.ts', import.meta.url), {
+    // No IPC channel: the child is killed while blocked, and only its stdout is read.
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(new URL('./helpers/blocked-log-writer.ts', import.meta.url))], {
       env: { ...process.env, LINE_LEVEL: level, LINE_MSG: msg },
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     t.teardown(() => void child.kill('SIGKILL'));
     let text = '';
