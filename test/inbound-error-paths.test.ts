@@ -39,7 +39,7 @@ let shared: Promise<Rig> | undefined;
 /** One gateway and one mock for the file: every case here is refused before anything is sent. */
 function rig(): Promise<Rig> {
   shared ??= (async () => {
-    const mock = await startMockUpstream((_request, res) => res.writeHead(500).end('{}'));
+    const mock = await startMockUpstream((_request, res) => void res.writeHead(500).end('{}'));
     const gateway = await startGateway({ routes: ROUTES, env: { MOCK_BASE_URL: `${mock.origin}/v1` } });
     t.teardown(() => Promise.all([gateway.close(), mock.close()]));
     return { gateway, mock };
