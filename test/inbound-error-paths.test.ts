@@ -1,4 +1,6 @@
 import t from 'tap';
+import { CallerPaths } from '../src/wire/caller-paths.js';
+import { GatewayError, gatewayError } from '../src/wire/gateway-error.js';
 import { startGateway, type RunningGateway } from './helpers/gateway.js';
 import { startMockUpstream, type MockUpstream } from './helpers/mock-upstream.js';
 
@@ -153,3 +155,21 @@ for (const [path, cases] of [['/v1/responses', responsesCases], ['/v1/messages',
     });
   }
 }
+
+t.test('CallerPaths: the nearest recorded ancestor names a path, its inner renames apply, an error naming no param is left as it came', (t) => {
+  const paths = new CallerPaths();
+  paths.set('messages', 'input');
+  paths.set('messages[2]', 'input[5]');
+  paths.set('messages[2].tool_calls[1]', 'input[7]', { '.function': '', '.id': '.call_id' });
+  t.equal(paths.callerPath('messages[2].tool_calls[1].function.arguments'), 'input[7].arguments');
+  t.equal(paths.callerPath('messages[2].tool_calls[1].id'), 'input[7].call_id');
+  t.equal(paths.callerPath('messages[2].tool_calls[10].id'), 'input[5].tool_calls[10].id', 'tool_calls[10] is not under tool_calls[1]');
+  t.equal(paths.callerPath('messages[3].content'), 'input[3].content', 'an unrecorded message keeps its index under the renamed field');
+  t.equal(paths.callerPath('messages_extra'), 'messages_extra', 'a key that merely starts the same is not under it');
+  t.equal(paths.callerPath('temperature'), 'temperature');
+  const named = paths.named(gatewayError('invalid_request', `Invalid 'messages[2].tool_calls[1].function.arguments': not JSON; see 'messages[0]'.`, { param: 'messages[2].tool_calls[1].function.arguments' }));
+  t.match((named as GatewayError).body, { param: 'input[7].arguments', message: `Invalid 'input[7].arguments': not JSON; see 'input[0]'.` });
+  const unnamed = gatewayError('invalid_request', `The provider said 'messages[2]' is wrong.`);
+  t.equal(paths.named(unnamed), unnamed, 'an error naming no param (a provider error passed on) is left as it came');
+  t.end();
+});

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { NativeCall } from '../dialects/dialect.js';
 import { sseError } from '../wire/sse-format.js';
-import type { CallerPaths } from './caller-paths.js';
+import type { CallerPaths } from '../wire/caller-paths.js';
 
 /**
  * Where a served answer goes. The engine hands each answer over in one form (the internal chat form, or the

@@ -1,4 +1,4 @@
-import { CallerPaths, type InnerRenames } from '../../routing/caller-paths.js';
+import { CallerPaths, type InnerRenames } from '../../wire/caller-paths.js';
 import { copyPresent, invalidField, isObject, refuseUnknown, shown, stringField, unsupportedField } from '../inbound-fields.js';
 
 const ENDPOINT = 'POST /v1/messages';

@@ -1,5 +1,5 @@
 import { copyPresent, invalidField, isObject, refuseUnknown, shown, stringField, unsupportedField } from '../inbound-fields.js';
-import { CallerPaths, type InnerRenames } from '../../routing/caller-paths.js';
+import { CallerPaths, type InnerRenames } from '../../wire/caller-paths.js';
 import { readReasoningReplay } from './reasoning-replay.js';
 
 /** What the Responses request asks of the answer beyond the chat request. */

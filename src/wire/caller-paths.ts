@@ -1,4 +1,4 @@
-import { GatewayError } from '../wire/gateway-error.js';
+import { GatewayError } from './gateway-error.js';
 
 /** Renames below a mapped path, relative to it: `.function.arguments` → `.arguments`. The longest that fits wins. */
 export type InnerRenames = Readonly<Record<string, string>>;
@@ -33,7 +33,8 @@ export class CallerPaths {
 
   /** The error with its `param` and the paths its message quotes ('messages[0].content') named as the caller's. */
   named(error: unknown): unknown {
-    if (!(error instanceof GatewayError) || error.body.origin !== 'gateway' || typeof error.body.param !== 'string') return error;
+    // A provider's error carries no param: what it said is passed on as it said it.
+    if (!(error instanceof GatewayError) || typeof error.body.param !== 'string') return error;
     const param = this.callerPath(error.body.param);
     const message = error.body.message.replace(QUOTED_PATH, (_quoted, path: string) => `'${this.callerPath(path)}'`);
     return new GatewayError(error.status, error.retry, { ...error.body, param, message }, error.headers);
