@@ -26,8 +26,8 @@ export interface LogOutput {
 }
 
 /**
- * JSON lines to a file descriptor, request lines batched: pino's default destination issues one write per line, which cost
- * 8% of the main thread under load. Lines wait here as a list and go to sonic-boom joined, one batch per write:
+ * JSON lines to a file descriptor, request lines batched: pino's default destination issues one write per line,
+ * which cost 8% of the main thread under load. Lines wait here as a list and go to sonic-boom joined, one batch per write:
  * sonic-boom's own batching (minLength) measures its whole waiting string on every line, copying it again each
  * time. A regular file is written synchronously (as nginx writes its access log): a page-cache write takes
  * microseconds, where an asynchronous one hands each batch to a pool thread and wakes the loop when it is done.
