@@ -1,8 +1,9 @@
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
 import { batchedLogOutput } from '../src/observe/log-destination.js';
@@ -32,7 +33,7 @@ t.test('a stalled stdout costs bounded memory: past the buffer, whole lines are 
   await exited;
   const lines = text.split('\n').filter(Boolean);
   t.equal(lines.length + report.dropped, LINES, 'every line was either written whole or counted as dropped');
-  t.ok(lines.every((line) => (JSON.parse(line) as { msg: string }).msg === 'line'), 'no line was cut');
+  t.ok(lines.every((line) => (JSON.parse(line) as { msg: string }).msg === 'request'), 'no line was cut');
 });
 
 t.test('lines to a file: written whole in batches, and the ones still waiting at exit are written too', async (t) => {
@@ -64,11 +65,62 @@ t.test('logger.flush(cb) writes what waits in the batch before calling back', as
   const fd = openSync(file, 'w');
   t.teardown(() => closeSync(fd));
   const logger = pino({ base: null }, batchedLogOutput(fd).stream);
-  for (let i = 0; i < 3; i++) logger.info({ i }, 'line'); // far below a 4 KiB batch: all three wait
+  for (let i = 0; i < 3; i++) logger.info({ i }, 'request'); // far below a 4 KiB batch: all three wait
   t.equal(readFileSync(file, 'utf8'), '', 'nothing written before the flush');
   await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
   t.same(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { i: number }).i), [0, 1, 2]);
 });
+
+t.test('a request line waits in the batch; a warning, an error or a lifecycle line is written at once, after the lines waiting', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-log-at-once-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'out.log');
+  const fd = openSync(file, 'w'); // a regular file: written synchronously, so what is written is in the file at once
+  t.teardown(() => closeSync(fd));
+  const logger = pino({ base: null }, batchedLogOutput(fd).stream);
+  const written = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; i?: number });
+  logger.info({ i: 0 }, 'request');
+  t.same(written(), [], 'a request line waits');
+  logger.warn({ i: 1 }, 'limit store down');
+  t.same(written().map((line) => [line.msg, line.i]), [['request', 0], ['limit store down', 1]], 'a warning goes at once, after the request line that waited');
+  logger.info({ i: 2 }, 'request');
+  t.equal(written().length, 2, 'the next request line waits again');
+  logger.info({ i: 3 }, 'draining');
+  t.same(written().map((line) => line.i), [0, 1, 2, 3], 'an info lifecycle line goes at once');
+  logger.error({ i: 4 }, 'uncaught');
+  t.same(written().map((line) => line.i), [0, 1, 2, 3, 4], 'an error goes at once');
+  // A field holding the words a request line ends with is escaped in the line: a lifecycle line stays one.
+  logger.info({ i: 5, path: ',"msg":"request"}' }, 'listening');
+  t.equal(written().length, 6, 'a lifecycle line quoting the words goes at once');
+});
+
+for (const [level, msg] of [['warn', 'limit store down'], ['info', 'listening'], ['error', 'uncaught exception']] as const) {
+  t.test(`a process's ${level} line "${msg}" reaches stdout with no request lines after it and no timer able to run`, async (t) => {
+    // No IPC channel: the child is killed while blocked, and only its stdout is read.
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(new URL('./helpers/blocked-log-writer.ts', import.meta.url))], {
+      env: { ...process.env, LINE_LEVEL: level, LINE_MSG: msg },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    t.teardown(() => void child.kill('SIGKILL'));
+    child.stdout!.on('error', () => {}); // the killed child's end of the socket may reset: what was read is what counts
+    let text = '';
+    child.stdout!.setEncoding('utf8');
+    // The child's event loop is blocked once it has logged: only a line written when logged can arrive (a generous bound for a loaded machine).
+    const arrived = await new Promise<boolean>((resolve) => {
+      const bound = setTimeout(() => resolve(false), 30_000);
+      child.stdout!.on('data', (piece: string) => {
+        text += piece;
+        if (text.includes(`"msg":${JSON.stringify(msg)}`)) {
+          clearTimeout(bound);
+          resolve(true);
+        }
+      });
+    });
+    t.ok(arrived, `the ${level} line arrived while the child's loop was blocked`);
+    const lines = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string });
+    t.same(lines.map((line) => line.msg), ['request', msg], 'the request line that waited went with it, first');
+  });
+}
 
 t.test('a file that refuses writes costs the lines of each failed batch, counted once, and never the process', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-log-refused-'));
@@ -80,7 +132,7 @@ t.test('a file that refuses writes costs the lines of each failed batch, counted
   const output = batchedLogOutput(fd);
   const logger = pino({ base: null }, output.stream);
   const filler = 'x'.repeat(1000);
-  for (let i = 0; i < 9; i++) logger.info({ i, filler }, 'line'); // two 4 KiB batches of four lines fail, one line waits
+  for (let i = 0; i < 9; i++) logger.info({ i, filler }, 'request'); // two 4 KiB batches of four lines fail, one line waits
   t.equal(output.dropped(), 8, 'the two failed batches, four lines each');
   t.equal(readFileSync(file, 'utf8'), '', 'nothing written');
 });

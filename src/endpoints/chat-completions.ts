@@ -5,7 +5,7 @@ import type { ChatCompletionRequest } from '../generated/types/chat-completion-r
 import type { AttemptRequest } from '../routing/attempt.js';
 import { describeValidationError } from '../caller/describe-validation-error.js';
 import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
-import { GatewayError, gatewayError } from '../wire/gateway-error.js';
+import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
 import { lingerAfterEarlyAnswer } from '../caller/linger.js';
@@ -26,8 +26,6 @@ import type { StreamsInFlight } from '../dialects/stream-budget.js';
 export interface InboundFormat {
   /** Throws the gateway's 400 naming the field it cannot honour. */
   read(body: JsonBody, req: Request): { readonly text: string; readonly value: unknown; readonly answer: AnswerPlan };
-  /** The 400s a dialect raises name chat fields: the caller's own name for each, where they differ. */
-  readonly paramNames?: Readonly<Record<string, string>>;
 }
 
 export interface ChatCompletionsOptions {
@@ -65,7 +63,10 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
       let { text, value } = translated ?? read;
       const { reservation } = read;
       read = undefined;
-      if (!validateRequest(value)) throw describeValidationError(validateRequest.errors ?? []);
+      if (!validateRequest(value)) {
+        const invalid = describeValidationError(validateRequest.errors ?? []);
+        throw translated?.answer.paths ? translated.answer.paths.named(invalid) : invalid;
+      }
       record.model = value.model;
       record.stream = value.stream === true;
       const route = resolveRoute(options.plan.roster, value.model);
@@ -98,7 +99,7 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         const stopped = exchange.stoppedWith();
         if (stopped) throw stopped;
         if (lifecycle.forced) throw shuttingDown(record.provider);
-        throw options.inbound?.paramNames ? renamedParam(error, options.inbound.paramNames) : error;
+        throw error;
       }
     } finally {
       if (admission) policy!.settle(admission, record);
@@ -161,6 +162,11 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.body = { model: this.body.model, messages: [] } as unknown as ChatCompletionRequest;
     const native = this.answer?.native;
     if (native) this.answer = { ...this.answer!, native: { ...native, call: { ...native.call, text: '' } } };
+    // No 400 about the request can follow a committed stream: where its paths came from is not needed.
+    if (this.answer?.paths) {
+      const { paths: _unneeded, ...answer } = this.answer;
+      this.answer = answer;
+    }
   }
 
   /** The handler settled: the caller leaving no longer concerns it. */
@@ -197,16 +203,6 @@ class Exchange implements AttemptRequest, ForcedStop {
 /** The one 'close' listener every exchange shares: a listener is called with the response as `this`. */
 function callerGone(this: Response): void {
   (this.locals['exchange'] as Exchange | undefined)?.callerGone();
-}
-
-/** A dialect's 400 naming a chat field, naming the caller's field instead. */
-function renamedParam(error: unknown, names: Readonly<Record<string, string>>): unknown {
-  if (!(error instanceof GatewayError) || error.body.param === null) return error;
-  const chatParam = error.body.param;
-  const head = Object.keys(names).find((name) => chatParam === name || chatParam.startsWith(`${name}.`));
-  if (head === undefined) return error;
-  const param = names[head]! + chatParam.slice(head.length);
-  return new GatewayError(error.status, error.retry, { ...error.body, param }, error.headers);
 }
 
 function shuttingDown(providerId: string | null) {

@@ -1,10 +1,16 @@
 import { fstatSync } from 'node:fs';
 import { destination as pinoDestination, type DestinationStream } from 'pino';
 
-/** Lines are gathered until this many characters are waiting, then written in one system call. */
+/** Request lines are gathered until this many characters are waiting, then written in one system call. */
 const LOG_BATCH_CHARS = 4096;
-/** A quiet gateway's lines still reach stdout within this long. */
+/** A quiet gateway's request lines still reach stdout within this long. */
 export const LOG_FLUSH_EVERY_MS = 1000;
+/**
+ * How a request line ends (pino writes the message last; request-log.ts logs each request with msg "request"):
+ * only these wait in the batch. A warning, an error or a lifecycle line (listening, draining, store down) is
+ * written at once, with the request lines waiting before it, so it is on stdout when it happens.
+ */
+const REQUEST_LINE_END = ',"msg":"request"}\n';
 /**
  * What may wait while stdout does not take data (a stalled pipe or collector): past it, lines are dropped whole
  * and counted (gateway_log_lines_dropped_total), so a stuck log reader costs bounded memory, never the process.
@@ -20,8 +26,8 @@ export interface LogOutput {
 }
 
 /**
- * JSON lines to a file descriptor, batched: pino's default destination issues one write per line, which cost
- * 8% of the main thread under load. Lines wait here as a list and go to sonic-boom joined, one batch per write:
+ * JSON lines to a file descriptor, request lines batched: pino's default destination issues one write per line,
+ * which cost 8% of the main thread under load. Lines wait here as a list and go to sonic-boom joined, one batch per write:
  * sonic-boom's own batching (minLength) measures its whole waiting string on every line, copying it again each
  * time. A regular file is written synchronously (as nginx writes its access log): a page-cache write takes
  * microseconds, where an asynchronous one hands each batch to a pool thread and wakes the loop when it is done.
@@ -76,7 +82,7 @@ export function batchedLogOutput(fd = 1, maxBytes = LOG_BUFFER_MAX_BYTES): LogOu
     write(line: string) {
       waiting.push(line);
       waitingChars += line.length;
-      if (waitingChars >= LOG_BATCH_CHARS) flush();
+      if (waitingChars >= LOG_BATCH_CHARS || !line.endsWith(REQUEST_LINE_END)) flush();
     },
     /** pino's logger.flush(cb): what waits here, then what waits in sonic-boom, `done` once it is written. */
     flush(done: (error?: Error) => void) {

@@ -3,6 +3,7 @@ import type { ErrorBody } from '../generated/types/error-envelope.js';
 import type { NativeCall } from '../dialects/dialect.js';
 import type { StreamHoldings } from '../dialects/stream-budget.js';
 import { sseError } from '../wire/sse-format.js';
+import type { CallerPaths } from '../wire/caller-paths.js';
 
 /**
  * Where a served answer goes. The engine hands each answer over in one form (the internal chat form, or the
@@ -37,6 +38,8 @@ export interface AnswerPlan {
   readonly native?: { readonly call: NativeCall; readonly writer: AnswerWriter };
   /** What the writers keep of the request until the response closes (the Responses echo), in MAX_BODY_BYTES_IN_FLIGHT bytes. */
   readonly keeps?: number;
+  /** Where each path of the chat form came from in the caller's body, so a 400 about it names the caller's field. */
+  readonly paths?: CallerPaths;
 }
 
 /** OpenAI chat bytes, as /v1/chat/completions answers them. */

@@ -159,7 +159,7 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   if ('refusal' in chat) throw chat.refusal;
   const { dialect } = provider;
   return {
-    outgoing: dialect.buildRequest({
+    outgoing: namedAsSent(answer, () => dialect.buildRequest({
       text: answer && !provider.table.streamUsage ? withoutStreamOptions(request.text) : request.text,
       body,
       upstreamModel: route.upstreamModel,
@@ -169,12 +169,21 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
       reasoningLevels: route.reasoningLevels,
       requestStreamUsage: hideUsage,
       allowedFields: route.allowFields,
-    }),
+    })),
     readResponse: (text, model) => dialect.readResponse(text, model),
     createReader: (context) => dialect.createStreamReader(context),
     writer: chat,
     hideUsage,
   };
+}
+
+/** A dialect's 400 about the chat form a translation made names the caller's own field (`input[1].arguments`). */
+function namedAsSent<T>(answer: AnswerPlan | undefined, build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    throw answer?.paths ? answer.paths.named(error) : error;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { refuseOverOutputLimit } from '../output-limit.js';
 import { refuseGatedFields } from './gated-fields.js';
+import { reasoningModelEdits } from './reasoning-model.js';
 import { openaiNative } from './responses-native.js';
 import { createOpenAIStreamTranslator } from './stream.js';
 
@@ -72,13 +73,15 @@ export const openaiDialect: Dialect = {
 /**
  * The caller's body byte for byte except `model`, which is rewritten in place (so numbers, key order
  * and unknown fields reach the provider exactly as sent); a gated field routes.yaml does not allow is refused.
+ * To a reasoning model (routes.yaml reasoning other than none), the fields OpenAI refuses there are mended or refused.
  */
-export function openaiRequestBody({ text, upstreamModel, requestStreamUsage, allowedFields }: OutgoingCall): string {
+export function openaiRequestBody({ text, upstreamModel, requestStreamUsage, allowedFields, reasoning }: OutgoingCall): string {
   const scan = scanTopLevel(text);
   // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
   if (!scan) throw new Error('request body is not a JSON object');
   refuseGatedFields(text, scan, allowedFields);
-  const edits = new Map<string, TopLevelEdit>([['model', JSON.stringify(upstreamModel)]]);
+  const edits = reasoning === 'none' ? new Map<string, TopLevelEdit>() : reasoningModelEdits(text, scan);
+  edits.set('model', JSON.stringify(upstreamModel));
   // Edited in the text, never re-serialised: only include_usage may change.
   if (requestStreamUsage) edits.set('stream_options', askForUsage);
   return editTopLevel(text, scan, edits);

@@ -12,9 +12,6 @@ import { parsed, writeJson } from '../chat-answer.js';
 /** Caller headers a native Anthropic call carries on (the rest never reach the provider). */
 const FORWARDED_HEADERS = ['anthropic-beta', 'anthropic-version'];
 
-/** Chat fields a dialect may name in a 400, as the Messages request calls them. */
-const PARAM_NAMES = { max_completion_tokens: 'max_tokens', stop: 'stop_sequences', reasoning_effort: 'thinking' };
-
 /** Every error on the /v1/messages routes, the caller's key check included, leaves in Anthropic's shape. */
 export const anthropicErrorShape: RequestHandler = (_req, res, next) => {
   useErrorWriter(res, sendAnthropicError);
@@ -43,17 +40,20 @@ function messagesFormat(countTokens: boolean): InboundFormat {
       }
       // The chat form is built now, so a field no route could honour is refused before anything is sent.
       // Built now; a field with no chat form is refused only when a route without native Messages comes to serve it.
-      let chat: Record<string, unknown> | undefined;
+      let translated: ReturnType<typeof messagesAsChat> | undefined;
       let refusal: Error | undefined;
       try {
-        chat = messagesAsChat(value as Record<string, unknown>);
+        translated = messagesAsChat(value as Record<string, unknown>);
       } catch (error) {
         refusal = error as Error;
       }
-      const body = chat ?? { model, messages: [{ role: 'user', content: '' }], ...(stream ? { stream: true } : {}) };
-      return { text: JSON.stringify(body), value: body, answer: { native, chat: refusal ? { refusal } : translatedWriter(model) } };
+      if (!translated) {
+        const body = { model, messages: [{ role: 'user', content: '' }], ...(stream ? { stream: true } : {}) };
+        return { text: JSON.stringify(body), value: body, answer: { native, chat: { refusal: refusal! } } };
+      }
+      const { chat, paths } = translated;
+      return { text: JSON.stringify(chat), value: chat, answer: { native, chat: translatedWriter(model), paths } };
     },
-    paramNames: PARAM_NAMES,
   };
 }
 

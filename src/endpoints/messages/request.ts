@@ -1,7 +1,28 @@
+import { CallerPaths, type InnerRenames } from '../../wire/caller-paths.js';
 import { copyPresent, invalidField, isObject, refuseUnknown, shown, stringField, unsupportedField } from '../inbound-fields.js';
 
 const ENDPOINT = 'POST /v1/messages';
 const KNOWN = new Set(['model', 'messages', 'system', 'max_tokens', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'service_tier']);
+
+/** A chat tool or tool choice wraps what the Messages request holds flat, under other names. */
+const TOOL: InnerRenames = { '.function': '', '.function.parameters': '.input_schema' };
+const TOOL_USE: InnerRenames = { '.function': '', '.function.arguments': '.input' };
+const TOOL_RESULT: InnerRenames = { '.tool_call_id': '.tool_use_id' };
+const IMAGE: InnerRenames = { '.image_url': '.source', '.image_url.url': '.source' };
+const WHOLE_CONTENT: InnerRenames = { '.content': '' };
+
+/** The chat fields every translated Messages request names differently. */
+function messagesPaths(): CallerPaths {
+  const paths = new CallerPaths();
+  paths.set('max_completion_tokens', 'max_tokens');
+  paths.set('stop', 'stop_sequences');
+  paths.set('reasoning_effort', 'thinking.budget_tokens');
+  paths.set('user', 'metadata.user_id');
+  paths.set('stream_options', 'stream');
+  paths.set('parallel_tool_calls', 'tool_choice.disable_parallel_tool_use');
+  paths.set('tool_choice', 'tool_choice', { '.function': '' });
+  return paths;
+}
 
 /** Checks the few fields the gateway itself needs before a native call; Anthropic checks the rest. */
 export function readNativeMessages(body: unknown, countTokens: boolean): { model: string; stream: boolean } {
@@ -16,12 +37,13 @@ export function readNativeMessages(body: unknown, countTokens: boolean): { model
  * Thinking blocks from earlier turns have nowhere to go on such a route (their signatures are Anthropic's):
  * dropped. cache_control is a hint: dropped.
  */
-export function messagesAsChat(body: Record<string, unknown>): Record<string, unknown> {
+export function messagesAsChat(body: Record<string, unknown>): { chat: Record<string, unknown>; paths: CallerPaths } {
   refuseUnknown(body, KNOWN, ENDPOINT);
   if (body['top_k'] !== undefined && body['top_k'] !== null) throw unsupportedField('top_k', `'top_k' is not supported on this route: its provider has no top_k.`);
   const maxTokens = body['max_tokens'];
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalidField('max_tokens', `Invalid 'max_tokens': expected a positive integer.`);
-  const chat: Record<string, unknown> = { model: body['model'], messages: conversationOf(body['system'], body['messages']), max_completion_tokens: maxTokens };
+  const paths = messagesPaths();
+  const chat: Record<string, unknown> = { model: body['model'], messages: conversationOf(body['system'], body['messages'], paths), max_completion_tokens: maxTokens };
   copyPresent(body, chat, ['temperature', 'top_p', 'service_tier']);
   if (body['stop_sequences'] !== undefined && body['stop_sequences'] !== null) chat['stop'] = body['stop_sequences'];
   if (isObject(body['metadata']) && typeof body['metadata']['user_id'] === 'string') chat['user'] = body['metadata']['user_id'];
@@ -29,16 +51,20 @@ export function messagesAsChat(body: Record<string, unknown>): Record<string, un
     chat['stream'] = true;
     chat['stream_options'] = { include_usage: true };
   }
-  if (body['tools'] !== undefined) chat['tools'] = toolsOf(body['tools']);
+  if (body['tools'] !== undefined) chat['tools'] = toolsOf(body['tools'], paths);
   if (body['tool_choice'] !== undefined) Object.assign(chat, toolChoiceOf(body['tool_choice']));
   const effort = effortOf(body['thinking']);
   if (effort) chat['reasoning_effort'] = effort;
-  return chat;
+  return { chat, paths };
 }
 
-function conversationOf(system: unknown, messages: unknown): Record<string, unknown>[] {
+/** The chat messages, each chat path recorded as the message or content block it came from. */
+function conversationOf(system: unknown, messages: unknown, paths: CallerPaths): Record<string, unknown>[] {
   const chat: Record<string, unknown>[] = [];
-  if (system !== undefined && system !== null) chat.push({ role: 'system', content: typeof system === 'string' ? system : textsOf(system, 'system') });
+  if (system !== undefined && system !== null) {
+    paths.set('messages[0]', 'system', WHOLE_CONTENT);
+    chat.push({ role: 'system', content: typeof system === 'string' ? system : textsOf(system, 'system') });
+  }
   if (!Array.isArray(messages) || messages.length === 0) throw invalidField('messages', `Invalid 'messages': expected a non-empty array.`);
   messages.forEach((message, i) => {
     const path = `messages[${i}]`;
@@ -46,16 +72,22 @@ function conversationOf(system: unknown, messages: unknown): Record<string, unkn
     const role = message['role'];
     if (role !== 'user' && role !== 'assistant') throw invalidField(`${path}.role`, `Invalid '${path}.role' ${shown(role)}: expected user or assistant.`);
     const content = message['content'];
+    const first = chat.length;
+    const origin: Origin = (offset, below, caller, inner) => paths.set(`messages[${first + offset}]${below}`, caller, inner);
     if (typeof content === 'string') {
+      origin(0, '', path);
       chat.push({ role, content });
       return;
     }
     if (!Array.isArray(content)) throw invalidField(`${path}.content`, `Invalid '${path}.content': expected a string or an array of content blocks.`);
-    if (role === 'assistant') chat.push(assistantOf(content, `${path}.content`));
-    else chat.push(...userOf(content, `${path}.content`));
+    if (role === 'assistant') chat.push(assistantOf(content, path, origin));
+    else chat.push(...userOf(content, path, origin));
   });
   return chat;
 }
+
+/** Records that the chat path `below` the message `offset` messages on came from the caller's path `caller`. */
+type Origin = (offset: number, below: string, caller: string, inner?: InnerRenames) => void;
 
 function textsOf(blocks: unknown, path: string): string {
   if (!Array.isArray(blocks)) throw invalidField(path, `Invalid '${path}': expected a string or an array of text blocks.`);
@@ -67,17 +99,19 @@ function textsOf(blocks: unknown, path: string): string {
     .join('\n\n');
 }
 
-function assistantOf(blocks: unknown[], path: string): Record<string, unknown> {
+function assistantOf(blocks: unknown[], message: string, origin: Origin): Record<string, unknown> {
   let text = '';
   const calls: Record<string, unknown>[] = [];
+  origin(0, '', message);
   blocks.forEach((block, i) => {
-    const at = `${path}[${i}]`;
+    const at = `${message}.content[${i}]`;
     if (!isObject(block)) throw invalidField(at, `Invalid '${at}': expected an object.`);
     switch (block['type']) {
       case 'text':
         text += stringField(block['text'], `${at}.text`);
         return;
       case 'tool_use':
+        origin(0, `.tool_calls[${calls.length}]`, at, TOOL_USE);
         calls.push({ id: stringField(block['id'], `${at}.id`), type: 'function', function: { name: stringField(block['name'], `${at}.name`), arguments: JSON.stringify(block['input'] ?? {}) } });
         return;
       case 'thinking':
@@ -91,22 +125,27 @@ function assistantOf(blocks: unknown[], path: string): Record<string, unknown> {
 }
 
 /** Tool results first (as tool messages, answering the assistant's calls), then the rest as one user message. */
-function userOf(blocks: unknown[], path: string): Record<string, unknown>[] {
+function userOf(blocks: unknown[], message: string, origin: Origin): Record<string, unknown>[] {
   const results: Record<string, unknown>[] = [];
   const parts: Record<string, unknown>[] = [];
+  /** Where each part came from: blocks before it may have become tool messages. */
+  const partOrigins: [string, string, InnerRenames?][] = [];
   blocks.forEach((block, i) => {
-    const at = `${path}[${i}]`;
+    const at = `${message}.content[${i}]`;
     if (!isObject(block)) throw invalidField(at, `Invalid '${at}': expected an object.`);
     switch (block['type']) {
       case 'text':
+        if (parts.length !== i) partOrigins.push([`.content[${parts.length}]`, at]);
         parts.push({ type: 'text', text: stringField(block['text'], `${at}.text`) });
         return;
       case 'image':
+        partOrigins.push([`.content[${parts.length}]`, at, IMAGE]);
         parts.push({ type: 'image_url', image_url: { url: imageUrlOf(block['source'], `${at}.source`) } });
         return;
       case 'tool_result': {
         const content = block['content'];
         const text = content === undefined ? '' : typeof content === 'string' ? content : textsOf(content, `${at}.content`);
+        origin(results.length, '', at, TOOL_RESULT);
         results.push({ role: 'tool', tool_call_id: stringField(block['tool_use_id'], `${at}.tool_use_id`), content: block['is_error'] === true ? `Error: ${text}` : text });
         return;
       }
@@ -114,7 +153,10 @@ function userOf(blocks: unknown[], path: string): Record<string, unknown>[] {
         throw unsupportedField(`${at}.type`, `'${at}.type' ${shown(block['type'])} is not supported on this route: text, image and tool_result are.`);
     }
   });
-  return parts.length > 0 ? [...results, { role: 'user', content: parts }] : results;
+  if (parts.length === 0) return results;
+  origin(results.length, '', message);
+  for (const [below, caller, inner] of partOrigins) origin(results.length, below, caller, inner);
+  return [...results, { role: 'user', content: parts }];
 }
 
 function imageUrlOf(source: unknown, path: string): string {
@@ -123,9 +165,10 @@ function imageUrlOf(source: unknown, path: string): string {
   throw unsupportedField(path, `'${path}': images are taken as base64 or url sources on this route.`);
 }
 
-function toolsOf(tools: unknown): Record<string, unknown>[] {
+function toolsOf(tools: unknown, paths: CallerPaths): Record<string, unknown>[] {
   if (!Array.isArray(tools)) throw invalidField('tools', `Invalid 'tools': expected an array.`);
   return tools.map((tool, i) => {
+    paths.set(`tools[${i}]`, `tools[${i}]`, TOOL);
     if (!isObject(tool)) throw invalidField(`tools[${i}]`, `Invalid 'tools[${i}]': expected an object.`);
     if (tool['type'] !== undefined && tool['type'] !== null && tool['type'] !== 'custom') {
       throw unsupportedField(`tools[${i}].type`, `'tools[${i}].type' ${shown(tool['type'])} is not supported on this route: server tools run at Anthropic only.`);

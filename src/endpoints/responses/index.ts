@@ -9,9 +9,6 @@ import { readResponsesRequest, type ResponsesRequest } from './request.js';
 import { responseHead, responseOfCompletion, type ResponseHead } from './response-object.js';
 import { responsesStream } from './stream.js';
 
-/** Chat fields a dialect may name in a 400, as the Responses request calls them. */
-const PARAM_NAMES = { response_format: 'text.format', max_completion_tokens: 'max_output_tokens', reasoning_effort: 'reasoning.effort', messages: 'input' };
-
 /**
  * POST /v1/responses, stateless: natively to models marked `api: responses`, else the request translated to the
  * internal chat form and the answer back to a response object or event stream.
@@ -36,10 +33,9 @@ function responsesFormat(maxAnswerChars: number): InboundFormat {
         return { text: JSON.stringify(placeholder), value: placeholder, answer: { native, chat: { refusal: error as Error } } };
       }
       const head = responseHead(model, request);
-      const answer = { native, chat: responsesWriter(head, maxAnswerChars), keeps: head.echoChars };
+      const answer = { native, chat: responsesWriter(head, maxAnswerChars), keeps: head.echoChars, paths: request.paths };
       return { text: JSON.stringify(request.chat), value: request.chat, answer };
     },
-    paramNames: PARAM_NAMES,
   };
 }
 

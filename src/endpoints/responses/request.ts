@@ -1,4 +1,5 @@
 import { copyPresent, invalidField, isObject, refuseUnknown, shown, stringField, unsupportedField } from '../inbound-fields.js';
+import { CallerPaths, type InnerRenames } from '../../wire/caller-paths.js';
 import { readReasoningReplay } from './reasoning-replay.js';
 
 /** What the Responses request asks of the answer beyond the chat request. */
@@ -10,6 +11,8 @@ export interface ResponsesRequest {
   readonly includeEncrypted: boolean;
   /** Echoed in the response object as the official clients expect. */
   readonly echo: Record<string, unknown>;
+  /** Where each path of `chat` came from in the caller's request. */
+  readonly paths: CallerPaths;
 }
 
 const ENDPOINT = 'POST /v1/responses';
@@ -18,6 +21,25 @@ const KNOWN = new Set([
   'text', 'reasoning', 'include', 'stream', 'store', 'metadata', 'user', 'prompt_cache_key', 'service_tier', 'truncation',
   'stream_options', 'safety_identifier', 'previous_response_id', 'conversation', 'background',
 ]);
+
+/** A chat tool, tool choice or format wraps what the Responses request holds flat: `tools[0].function.name` is `tools[0].name`. */
+const UNWRAP_FUNCTION: InnerRenames = { '.function': '' };
+const FUNCTION_CALL: InnerRenames = { '.function': '', '.id': '.call_id' };
+const FUNCTION_CALL_OUTPUT: InnerRenames = { '.tool_call_id': '.call_id', '.content': '.output' };
+const IMAGE_PART: InnerRenames = { '.image_url.url': '.image_url' };
+const WHOLE_CONTENT: InnerRenames = { '.content': '' };
+
+/** The chat fields every translated Responses request names differently. */
+function responsesPaths(): CallerPaths {
+  const paths = new CallerPaths();
+  paths.set('messages', 'input');
+  paths.set('max_completion_tokens', 'max_output_tokens');
+  paths.set('response_format', 'text.format', { '.json_schema': '' });
+  paths.set('reasoning_effort', 'reasoning.effort');
+  paths.set('stream_options', 'stream');
+  paths.set('tool_choice', 'tool_choice', UNWRAP_FUNCTION);
+  return paths;
+}
 
 /** The Responses request as the internal chat request; throws the 400 naming the field it cannot honour. */
 export function readResponsesRequest(body: unknown): ResponsesRequest {
@@ -28,14 +50,15 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (body['truncation'] !== undefined && body['truncation'] !== null && body['truncation'] !== 'disabled') {
     throw unsupportedField('truncation', `'truncation' ${shown(body['truncation'])} is not supported: this gateway never drops input; send "disabled" or leave it out.`);
   }
-  const chat: Record<string, unknown> = { model, messages: messagesOf(body['input'], body['instructions']) };
+  const paths = responsesPaths();
+  const chat: Record<string, unknown> = { model, messages: messagesOf(body['input'], body['instructions'], paths) };
   const stream = body['stream'] === true;
   if (body['stream'] !== undefined && body['stream'] !== null && typeof body['stream'] !== 'boolean') throw invalidField('stream', `Invalid 'stream': expected a boolean.`);
   if (stream) {
     chat['stream'] = true;
     chat['stream_options'] = { include_usage: true };
   }
-  if (body['tools'] !== undefined && body['tools'] !== null) chat['tools'] = toolsOf(body['tools']);
+  if (body['tools'] !== undefined && body['tools'] !== null) chat['tools'] = toolsOf(body['tools'], paths);
   if (body['tool_choice'] !== undefined && body['tool_choice'] !== null) chat['tool_choice'] = toolChoiceOf(body['tool_choice']);
   if (body['max_output_tokens'] !== undefined && body['max_output_tokens'] !== null) chat['max_completion_tokens'] = body['max_output_tokens'];
   copyPresent(body, chat, ['parallel_tool_calls', 'temperature', 'top_p', 'user', 'prompt_cache_key', 'service_tier', 'safety_identifier']);
@@ -47,7 +70,7 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
     // `summary` is a hint: the reasoning text the provider gives is what the summary holds.
     if (reasoning['effort'] !== undefined && reasoning['effort'] !== null) chat['reasoning_effort'] = reasoning['effort'];
   }
-  return { chat, stream, includeEncrypted: includesEncrypted(body['include']), echo: echoOf(body) };
+  return { chat, stream, includeEncrypted: includesEncrypted(body['include']), echo: echoOf(body), paths };
 }
 
 /** What a stateless gateway cannot do, on every route, native or not: refused before anything is sent. */
@@ -85,26 +108,38 @@ function echoOf(body: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-/** `instructions` and system/developer items merge into one leading system message (templates refuse later ones). */
-function messagesOf(input: unknown, instructions: unknown): Record<string, unknown>[] {
-  const system: string[] = [];
-  if (instructions !== undefined && instructions !== null) system.push(stringField(instructions, 'instructions'));
-  const messages: Record<string, unknown>[] = [];
+/**
+ * `instructions` and system/developer items merge into one leading system message (templates refuse later ones).
+ * Each chat message's path is recorded as the item it came from.
+ */
+function messagesOf(input: unknown, instructions: unknown, paths: CallerPaths): Record<string, unknown>[] {
+  const into: Conversation = { system: [], messages: [], origins: [], replay: readReasoningReplay() };
+  if (instructions !== undefined && instructions !== null) {
+    into.system.push(stringField(instructions, 'instructions'));
+    into.systemOrigin = 'instructions';
+  }
   if (typeof input === 'string') {
-    messages.push({ role: 'user', content: input });
+    into.messages.push({ role: 'user', content: input });
+    into.origins.push([0, '', 'input', WHOLE_CONTENT]);
   } else if (Array.isArray(input)) {
-    const replay = readReasoningReplay();
-    input.forEach((item, i) => readItem(item, `input[${i}]`, { system, messages, replay }));
+    input.forEach((item, i) => readItem(item, `input[${i}]`, into));
   } else {
     throw invalidField('input', `Invalid 'input': expected a string or an array of input items.`);
   }
-  if (messages.length === 0) throw invalidField('input', `Invalid 'input': there is no user or assistant message to answer.`);
-  return system.length > 0 ? [{ role: 'system', content: system.join('\n\n') }, ...messages] : messages;
+  if (into.messages.length === 0) throw invalidField('input', `Invalid 'input': there is no user or assistant message to answer.`);
+  const first = into.system.length > 0 ? 1 : 0;
+  if (into.systemOrigin) paths.set('messages[0]', into.systemOrigin, into.systemOrigin === 'instructions' ? WHOLE_CONTENT : undefined);
+  for (const [index, below, caller, inner] of into.origins) paths.set(`messages[${first + index}]${below}`, caller, inner);
+  return first ? [{ role: 'system', content: into.system.join('\n\n') }, ...into.messages] : into.messages;
 }
 
 interface Conversation {
   readonly system: string[];
+  /** Where the system message's text starts in the caller's request: instructions, else the first system item. */
+  systemOrigin?: string;
   readonly messages: Record<string, unknown>[];
+  /** A chat message's index, a path below it ('' or `.tool_calls[0]`), and the caller's path it came from. */
+  readonly origins: [number, string, string, InnerRenames?][];
   readonly replay: ReturnType<typeof readReasoningReplay>;
 }
 
@@ -116,11 +151,14 @@ function readItem(item: unknown, path: string, into: Conversation): void {
       return readMessage(item, path, into);
     case 'function_call': {
       const call = { id: stringField(item['call_id'], `${path}.call_id`), type: 'function', function: { name: stringField(item['name'], `${path}.name`), arguments: stringField(item['arguments'], `${path}.arguments`) } };
-      const assistant = openAssistant(into);
-      (assistant['tool_calls'] as unknown[] | undefined)?.push(call) ?? (assistant['tool_calls'] = [call]);
+      const assistant = openAssistant(into, path);
+      const calls = (assistant['tool_calls'] as unknown[] | undefined) ?? (assistant['tool_calls'] = []);
+      into.origins.push([into.messages.length - 1, `.tool_calls[${calls.length}]`, path, FUNCTION_CALL]);
+      calls.push(call);
       return;
     }
     case 'function_call_output':
+      into.origins.push([into.messages.length, '', path, FUNCTION_CALL_OUTPUT]);
       into.messages.push({ role: 'tool', tool_call_id: stringField(item['call_id'], `${path}.call_id`), content: outputText(item['output'], `${path}.output`) });
       return;
     case 'reasoning':
@@ -137,11 +175,12 @@ function readItem(item: unknown, path: string, into: Conversation): void {
 }
 
 /** The assistant message the current turn's tool calls and replayed reasoning join. */
-function openAssistant(into: Conversation): Record<string, unknown> {
+function openAssistant(into: Conversation, path: string): Record<string, unknown> {
   const last = into.messages.at(-1);
   if (last && last['role'] === 'assistant') return last;
   const assistant: Record<string, unknown> = { role: 'assistant', content: null };
   into.replay.attach(assistant);
+  into.origins.push([into.messages.length, '', path]);
   into.messages.push(assistant);
   return assistant;
 }
@@ -150,6 +189,7 @@ function readMessage(item: Record<string, unknown>, path: string, into: Conversa
   const role = item['role'];
   const content = item['content'];
   if (role === 'system' || role === 'developer') {
+    into.systemOrigin ??= path;
     into.system.push(typeof content === 'string' ? content : partsOf(content, `${path}.content`, role).map((part) => part['text']).join(''));
     return;
   }
@@ -157,11 +197,16 @@ function readMessage(item: Record<string, unknown>, path: string, into: Conversa
     const text = typeof content === 'string' ? content : partsOf(content, `${path}.content`, role).map((part) => part['text']).join('');
     const assistant: Record<string, unknown> = { role: 'assistant', content: text };
     into.replay.attach(assistant);
+    into.origins.push([into.messages.length, '', path]);
     into.messages.push(assistant);
     return;
   }
   if (role !== 'user') throw invalidField(`${path}.role`, `Invalid '${path}.role' ${shown(role)}: expected user, assistant, system or developer.`);
-  into.messages.push({ role: 'user', content: typeof content === 'string' ? content : partsOf(content, `${path}.content`, role) });
+  const parts = typeof content === 'string' ? content : partsOf(content, `${path}.content`, role);
+  into.origins.push([into.messages.length, '', path]);
+  // A chat image part holds its URL one level deeper than the input_image part: image_url.url is the caller's image_url.
+  if (Array.isArray(parts)) parts.forEach((part, i) => part['type'] === 'image_url' && into.origins.push([into.messages.length, `.content[${i}]`, `${path}.content[${i}]`, IMAGE_PART]));
+  into.messages.push({ role: 'user', content: parts });
 }
 
 /** Content parts as chat parts: input_text and output_text as text, input_image as image_url. */
@@ -200,9 +245,10 @@ function outputText(output: unknown, path: string): string {
   throw invalidField(path, `Invalid '${path}': expected a string or an array of text parts.`);
 }
 
-function toolsOf(tools: unknown): Record<string, unknown>[] {
+function toolsOf(tools: unknown, paths: CallerPaths): Record<string, unknown>[] {
   if (!Array.isArray(tools)) throw invalidField('tools', `Invalid 'tools': expected an array.`);
   return tools.map((tool, i) => {
+    paths.set(`tools[${i}]`, `tools[${i}]`, UNWRAP_FUNCTION);
     if (!isObject(tool)) throw invalidField(`tools[${i}]`, `Invalid 'tools[${i}]': expected an object.`);
     if (tool['type'] !== 'function') {
       throw unsupportedField(`tools[${i}].type`, `'tools[${i}].type' ${shown(tool['type'])} is not supported on this route: built-in tools run and bill at the provider, and only a model marked api: responses whose routes.yaml allow_fields lists built_in_tools takes them; send function tools.`);

@@ -34,7 +34,7 @@ export function responseFormatOf(format: JsonNode | undefined): string | undefin
     return jsonObject([['type', '"json_schema"'], ['schema', schema.raw]]);
   }
   if (type?.value === 'json_object') {
-    throw unsupported('response_format', `response_format json_object is not supported for this model: send json_schema with the answer's schema.`);
+    throw unsupported('response_format', `'response_format' json_object is not supported for this model: send json_schema with the answer's schema.`);
   }
-  throw unsupported('response_format.type', `response_format of type ${shown(type?.value)} has no Anthropic form: use text or json_schema.`);
+  throw unsupported('response_format.type', `'response_format.type' ${shown(type?.value)} has no Anthropic form: use text or json_schema.`);
 }
