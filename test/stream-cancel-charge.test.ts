@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import type { ServerResponse } from 'node:http';
 import { startGateway, type RunningGateway } from './helpers/gateway.js';
-import { startMockUpstream, type MockUpstream } from './helpers/mock-upstream.js';
+import { completionBody, sendJson, startMockUpstream, type MockUpstream } from './helpers/mock-upstream.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 import { SEARCH_KEY, bearer, callersRoutes, digestLine } from './helpers/callers-routes.js';
 import { ANTHROPIC_ROUTES } from './helpers/mock-anthropic.js';
@@ -169,10 +169,11 @@ t.test('a drain waits for a stream reading its usage after the caller left, and 
   t.same(gateway.tracked(), { inFlight: 0, stopHooks: 0 });
 });
 
-t.test('a whole stream without usage is charged an estimate too; one with usage is not marked', async (t) => {
+t.test('a whole stream or answer without usage is charged an estimate too; one with usage is not marked', async (t) => {
   let withUsage = false;
   const upstream = await startMockUpstream((request, res) => {
     const model = String(JSON.parse(request.body).model);
+    if (JSON.parse(request.body).stream !== true) return sendJson(res, 200, { ...completionBody(model, 'A whole answer'), usage: undefined });
     startEventStream(res);
     const events: unknown[] = [chunk(model, { role: 'assistant', content: 'Hi there' }), { ...chunk(model, {}), choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] }];
     if (withUsage) events.push({ ...chunk(model, {}), choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
@@ -189,6 +190,9 @@ t.test('a whole stream without usage is charged an estimate too; one with usage 
   const [estimated, reported] = gateway.requestLogs();
   t.match(estimated, { completed: true, gateway_code: null, usage_estimated: true, prompt_tokens: estimateTokens(upstream.requests[0]!.body.length), completion_tokens: estimateTokens('Hi there'.length) });
   t.match(reported, { usage_estimated: false, prompt_tokens: 3, completion_tokens: 2 });
+  await (await gateway.post({ model: 'mock/big', messages: [{ role: 'user', content: 'hi' }] }, bearer(SEARCH_KEY))).text();
+  while (gateway.requestLogs().length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.match(gateway.requestLogs()[2], { stream: false, usage_estimated: true, prompt_tokens: estimateTokens(upstream.requests[2]!.body.length), completion_tokens: estimateTokens('A whole answer'.length) });
 });
 
 t.test('a stream cut after only its opening usage (Anthropic message_start) is charged at least the estimate of its text', async (t) => {
