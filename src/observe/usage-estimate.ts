@@ -44,7 +44,7 @@ export const EXACT_SCAN_CHARS = 16 * 1024;
 /**
  * The answer text characters of a stream's events as they are read: counted exactly (answerTextChars) over its
  * first EXACT_SCAN_CHARS characters of events, and beyond them estimated as their characters times the share of
- * text the first ones held, so that a long stream pays no scan per event (README: Benchmarks' per-event budget).
+ * text the first ones held, so that a long stream pays no scan per event (BENCHMARKS.md: the CPU per event budget).
  */
 export class AnswerTextCounter {
   #scanned = 0;
