@@ -3,6 +3,7 @@ import { startGateway, type RunningGateway } from './helpers/gateway.js';
 import { completionBody, sendJson, startMockUpstream } from './helpers/mock-upstream.js';
 import { parseExposition, sumOf, valueOf, type Sample } from './helpers/prometheus.js';
 import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
+import { estimateTokens } from '../src/observe/usage-estimate.js';
 
 const CALLER_KEY = 'gw-metrics-caller-key-31d9';
 const auth = { authorization: `Bearer ${CALLER_KEY}` };
@@ -95,8 +96,10 @@ t.test('GET /metrics counts requests by roster model, provider, status and gatew
   t.equal(valueOf(samples, 'gateway_first_event_seconds_count', { provider: 'mock' }), 2, 'the two streams');
 
   const tokens = (kind: string, model = 'mock/gpt-4o') => valueOf(samples, 'gateway_tokens_total', { model, kind });
-  t.equal(tokens('prompt'), 12 + 5);
-  t.equal(tokens('completion'), 3 + 1);
+  // The cut stream had no usage: it is charged the estimate (usage-estimate.ts) of the body sent and of 'partial'.
+  const cutBody = upstream.requests.find((request) => request.headers['x-request-id'] === 'cut')!.body;
+  t.equal(tokens('prompt'), 12 + 5 + estimateTokens(cutBody.length));
+  t.equal(tokens('completion'), 3 + 1 + estimateTokens('partial'.length));
   t.equal(tokens('cached'), 4);
   t.equal(tokens('reasoning'), 2);
   t.equal(tokens('prompt', 'mock/anthropic/claude-sonnet-4.5'), 12);

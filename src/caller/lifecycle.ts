@@ -18,13 +18,19 @@ export class Lifecycle {
   #draining = false;
   #forced = false;
   #inFlight = 0;
+  /** Handlers still settling after their response closed (hold()): the drain waits for them too. */
+  #held = 0;
   #whenIdle: (() => void)[] = [];
   readonly #forceHooks = new Set<ForcedStop>();
   /** One listener for every tracked response (a listener is called with the response as `this`): no closure per request. */
   readonly #untrack = () => {
     this.#inFlight--;
-    if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+    this.#wakeIfIdle();
   };
+
+  #wakeIfIdle(): void {
+    if (this.#inFlight === 0 && this.#held === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+  }
 
   get draining(): boolean {
     return this.#draining;
@@ -48,6 +54,20 @@ export class Lifecycle {
     this.#inFlight++;
     // 'close' comes once per response, so a plain listener does what once() would without its wrapper.
     res.on('close', this.#untrack);
+  }
+
+  /**
+   * Keeps the drain waiting for a handler until its release(), even once its response closed: a stream reads the
+   * provider's usage for a bounded while after the caller left (relay-stream.ts), and its charge and log line must
+   * be out before the process exits. A forced stop ends that reading at once. Called once each, in pairs.
+   */
+  hold(): void {
+    this.#held++;
+  }
+
+  release(): void {
+    this.#held--;
+    this.#wakeIfIdle();
   }
 
   /** Registers what stops one request when the grace period ends, until offForcedStop. */
@@ -76,7 +96,7 @@ export class Lifecycle {
   }
 
   async #idleWithin(ms: number): Promise<boolean> {
-    if (this.#inFlight === 0) return true;
+    if (this.#inFlight === 0 && this.#held === 0) return true;
     const idle = new Promise<true>((resolve) => this.#whenIdle.push(() => resolve(true)));
     const timer = new AbortController();
     const result = await Promise.race([idle, sleep(ms, false, { signal: timer.signal }).catch(() => false as const)]);

@@ -97,6 +97,8 @@ export interface StreamTranslator {
    * answers with its own final error event.
    */
   end?(): StreamStep | undefined;
+  /** What the provider said of its answer so far: the id and model of its first event, the finish reasons of its last (README: Tracing). */
+  describe?(): AnswerDescription;
   /**
    * What the last message still owes the caller, one piece (one content block's closing) per call, before the
    * next message is translated; undefined when nothing is owed. One message never becomes one giant string.
@@ -141,6 +143,8 @@ export interface StreamReader {
    * answer for a framing whose end is the end of the body, else undefined (the stream ended early).
    */
   end(): StreamStep | undefined;
+  /** What the provider said of its answer so far (StreamTranslator.describe), when its dialect says. */
+  describe?(): AnswerDescription;
 }
 
 /**

@@ -21,7 +21,9 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
   /** The second part of a read cut after its first event, parsed once the first is taken. */
   let rest: Buffer | undefined;
   const owed = translator.owed?.bind(translator);
+  const describe = translator.describe?.bind(translator);
   return {
+    ...(describe ? { describe } : {}),
     push(chunk) {
       if (sentFrames) {
         messages = parser.pushWithLane(chunk);

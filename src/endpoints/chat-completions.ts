@@ -14,7 +14,7 @@ import type { Admission, Reservation } from '../policy/limit-store.js';
 import { reservationFor } from '../policy/reservation.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import type { BodyReservation } from '../caller/body-budget.js';
-import { recordOf, type RequestRecord } from '../observe/request-log.js';
+import { holdLine, recordOf, releaseLine, type RequestRecord } from '../observe/request-log.js';
 import { resolveRoute } from '../routing/resolve-route.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
@@ -121,10 +121,13 @@ class Exchange implements AttemptRequest, ForcedStop {
   readonly errors: ErrorRuleSet;
   readonly maxUpstreamBodyBytes: number;
   readonly streams: StreamsInFlight;
+  readonly #lifecycle: Lifecycle;
   #call: UpstreamCall | undefined;
   #stopped: GatewayError | undefined;
   /** Past the body: a forced stop stops the provider's work rather than answering at once. */
   #begun = false;
+  /** A stream's first event went out: the caller leaving no longer stops the provider call (the relay reads its usage). */
+  #committed = false;
   /** The body's charge to MAX_BODY_BYTES_IN_FLIGHT, given back at the commit (or when the response closes). */
   #reservation: BodyReservation | undefined;
 
@@ -137,6 +140,7 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.errors = options.errors;
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
     this.streams = options.streams;
+    this.#lifecycle = options.lifecycle;
   }
 
   /** The body is read: from now on the caller leaving stops the request. */
@@ -146,6 +150,10 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.body = body;
     if (answer) this.answer = answer;
     this.#begun = true;
+    // Until the handler settles, the log line and the drain wait for it, though the caller may have left (a stream
+    // reading the provider's usage after that, an attempt still to be logged).
+    holdLine(this.record);
+    this.#lifecycle.hold();
     this.res.locals['exchange'] = this;
     this.res.on('close', callerGone);
     if (this.res.closed) this.callerGone();
@@ -157,6 +165,7 @@ class Exchange implements AttemptRequest, ForcedStop {
    * holds the body; an open stream then holds its answer, not its prompt.
    */
   onCommit(): void {
+    this.#committed = true;
     this.#reservation?.keep(this.answer?.keeps ?? 0);
     this.text = '';
     this.body = { model: this.body.model, messages: [] } as unknown as ChatCompletionRequest;
@@ -169,11 +178,13 @@ class Exchange implements AttemptRequest, ForcedStop {
     }
   }
 
-  /** The handler settled: the caller leaving no longer concerns it. */
+  /** The handler settled: the caller leaving no longer concerns it, and its log line may be written. */
   end(): void {
     if (!this.#begun) return;
     this.res.off('close', callerGone);
     this.res.locals['exchange'] = undefined;
+    releaseLine(this.record);
+    this.#lifecycle.release();
   }
 
   stoppedWith(): GatewayError | undefined {
@@ -191,7 +202,12 @@ class Exchange implements AttemptRequest, ForcedStop {
   }
 
   callerGone(): void {
-    if (!this.res.writableFinished) this.#stop(gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: this.record.provider }));
+    if (this.res.writableFinished) return;
+    const reason = gatewayError('caller_disconnected', 'The caller closed the connection before the answer was complete.', { provider: this.record.provider });
+    // A committed stream goes on reading, for a bounded while, what the provider still sends (its usage): the relay
+    // sees the caller leave and ends the call itself. No further attempt either way.
+    if (this.#committed) this.#stopped ??= reason;
+    else this.#stop(reason);
   }
 
   #stop(reason: GatewayError): void {

@@ -82,7 +82,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   const duration = tally(new HistogramTally('gateway_request_duration_seconds', 'From the request arriving to its response closing.', ['model', 'provider', 'stream'], LLM_BUCKETS));
   const upstreamHeaders = tally(new HistogramTally('gateway_upstream_headers_seconds', "From sending a request upstream to the provider's response headers.", ['provider'], LLM_BUCKETS));
   const firstEvent = tally(new HistogramTally('gateway_first_event_seconds', 'Streams: from the request arriving to the first event relayed.', ['provider'], LLM_BUCKETS));
-  const tokens = tally(new CounterTally('gateway_tokens_total', 'Tokens the providers reported, by roster model and kind (prompt, completion, cached, reasoning).', ['model', 'kind']));
+  const tokens = tally(new CounterTally('gateway_tokens_total', "Tokens of the answers, by roster model and kind (prompt, completion, cached, reasoning): the providers' usage, or the gateway's estimate for an answer without (usage_estimated in its log line).", ['model', 'kind']));
   const cost = tally(new CounterTally('gateway_cost_usd_total', "USD of the answers, priced from their usage and the serving model's routes.yaml price, by caller and roster model.", ['caller', 'model']));
   const limitStoreUp = options.limitStoreUp;
   if (limitStoreUp) {

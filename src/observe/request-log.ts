@@ -34,6 +34,8 @@ export interface RequestRecord {
   /** From the request's arrival to the first event relayed. */
   firstEventMs: number | null;
   usage: Usage | null;
+  /** usage is the gateway's estimate (usage-estimate.ts): the provider reported none for an answer it gave. */
+  usageEstimated: boolean;
   /** The price of the model that served (a fallback's own); the answer's cost is priced from it and usage. */
   price: PriceTable | null;
   /** usage read as counts and priced (see pricedUsage: the answer's USD is there), kept for the usage and price it was read from. */
@@ -44,6 +46,10 @@ export interface RequestRecord {
   deprecated: boolean;
   /** The OpenTelemetry trace of the request when it is traced (README: Tracing), so a log line leads to its trace. */
   traceId: string | null;
+  /** Set while the handler still settles the request after its response closed (see holdLine): the line waits for it. */
+  lineHeld: boolean;
+  /** The held line, written by releaseLine. */
+  lineDue: (() => void) | null;
 }
 
 /** An answer's token counts and cost, read from the record's usage and price. */
@@ -88,6 +94,11 @@ export function requestLog(
     const res = this;
     const req = res.req;
     const record = recordOf(res);
+    if (record.lineHeld) {
+      // Written when the handler lets go (releaseLine): its attempts, usage and charge are known then.
+      record.lineDue = () => writeLine.call(res);
+      return;
+    }
     if (!res.headersSent) {
       // The caller left before any answer: say so (499, as proxies do) rather than the default 200.
       res.statusCode = GATEWAY_ERRORS.caller_disconnected.status;
@@ -107,7 +118,7 @@ export function requestLog(
         `,"completed":${res.writableFinished},"duration_ms":${num(round(durationMs))},"upstream_headers_ms":${num(record.upstreamHeadersMs)}` +
         `,"first_event_ms":${num(record.firstEventMs)},"attempts":${json(record.attempts)},"deprecated":${record.deprecated}` +
         `,"prompt_tokens":${num(counts.prompt)},"completion_tokens":${num(counts.completion)},"cached_tokens":${num(counts.cached)}` +
-        `,"reasoning_tokens":${num(counts.reasoning)},"cost_usd":${num(costUsd)}`,
+        `,"reasoning_tokens":${num(counts.reasoning)},"cost_usd":${num(costUsd)},"usage_estimated":${record.usageEstimated}`,
     );
     if (Object.keys(tokens.anomalies).length > 0) {
       // Once per request (the last usage a stream reported); field names and a reason, never the value.
@@ -134,11 +145,14 @@ export function requestLog(
       upstreamHeadersMs: null,
       firstEventMs: null,
       usage: null,
+      usageEstimated: false,
       price: null,
       priced: null,
       attempts: null,
       deprecated: false,
       traceId: null,
+      lineHeld: false,
+      lineDue: null,
     };
     res.locals['record'] = record;
     res.setHeader('x-request-id', record.requestId);
@@ -146,6 +160,23 @@ export function requestLog(
     res.on('close', writeLine);
     next();
   };
+}
+
+/**
+ * Holds the request's log line (and what observes it: metrics) past the response's close until releaseLine: a
+ * handler may still be settling then (a stream reading the provider's usage after the caller left, an attempt
+ * being logged), and the line must say how the request ended and what it cost.
+ */
+export function holdLine(record: RequestRecord): void {
+  record.lineHeld = true;
+}
+
+/** The handler settled: the line is written now if the response has closed, else when it closes. */
+export function releaseLine(record: RequestRecord): void {
+  record.lineHeld = false;
+  const due = record.lineDue;
+  record.lineDue = null;
+  due?.();
 }
 
 export function round(ms: number): number {

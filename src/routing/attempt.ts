@@ -7,8 +7,9 @@ import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { readLimited } from './read-limited.js';
 import { isEventStream, relayStream } from './relay-stream.js';
 import { CHAT_ANSWER, type AnswerPlan, type AnswerWriter } from './answer-writer.js';
-import type { OutgoingRequest, StreamReaderContext, StreamReader, TranslatedResponse } from '../dialects/dialect.js';
+import type { AnswerDescription, OutgoingRequest, StreamReaderContext, StreamReader, TranslatedResponse } from '../dialects/dialect.js';
 import { round, type RequestRecord } from '../observe/request-log.js';
+import { answerTextChars, estimatedUsage } from '../observe/usage-estimate.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { withProviderToken } from './auth/provider-token.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
@@ -82,6 +83,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
   // The body is read through `request`, never kept in this frame: a committed stream lets go of it (forget-body.ts).
   const { res, record } = request;
   const { hideUsage } = way;
+  const promptChars = way.outgoing.body.length;
   const sentAt = performance.now();
   const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream, traced?.headers);
   request.onCall(call);
@@ -120,6 +122,8 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
             request.onCommit?.();
           },
           onSettled: hooks.onSettled,
+          promptChars,
+          ...(traced ? { onDescribed: (described: AnswerDescription) => traced.answered(described) } : {}),
         });
       } finally {
         holdings.release();
@@ -134,7 +138,9 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
         providerStatus: reply.status,
       });
     }
-    record.usage = translated.usage;
+    // Every answer is charged: the provider's usage, else an estimate (README: Callers).
+    record.usageEstimated = !translated.usage;
+    record.usage = translated.usage ?? estimatedUsage(promptChars, answerTextChars(translated.text));
     traced?.answered(translated.described);
     way.writer.whole(res, reply.status, provider.redact(translated.text));
   } catch (error) {

@@ -4,9 +4,10 @@ import { StreamLimitError, StreamsFullError, type StreamHoldings } from '../dial
 import type { ErrorRuleSet } from '../generated/types/route-tables.js';
 import { gatewayError, GatewayError } from '../wire/gateway-error.js';
 import { findErrorRule, providerError } from '../wire/provider-error.js';
-import { round, type RequestRecord } from '../observe/request-log.js';
+import { releaseLine, round, type RequestRecord } from '../observe/request-log.js';
+import { AnswerTextCounter, completionAtLeastEstimated, estimatedUsage } from '../observe/usage-estimate.js';
 import type { RuntimeProvider } from './runtime-providers.js';
-import type { StreamReader, StreamReaderContext } from '../dialects/dialect.js';
+import type { AnswerDescription, StreamReader, StreamReaderContext } from '../dialects/dialect.js';
 import type { StreamFrames } from './answer-writer.js';
 import { EventTooLargeError } from '../wire/event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
@@ -19,6 +20,12 @@ const DRAIN_AFTER_END_MS = 1000;
  * parse, its translation, the inbound writer's parse and event, and the caller's frames, one after another.
  */
 const EVENT_PEAK_COPIES = 8;
+/**
+ * How long, and how many bytes, the provider's stream is still read after the caller left, for the usage it reports
+ * at its end (README: Callers): the answer is charged that usage, or an estimate when it does not come in time.
+ */
+export const USAGE_TAIL_MS = 5000;
+export const USAGE_TAIL_BYTES = 1024 * 1024;
 const STREAM_HEAD = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } as const;
 
 export interface RelayOptions {
@@ -48,6 +55,10 @@ export interface RelayOptions {
   readonly onCommit: () => void;
   /** Called once a committed stream's outcome is in record.gatewayCode, before the caller's response ends, so the log line has it. */
   readonly onSettled: () => void;
+  /** Characters of the request body sent to the provider: the prompt of the usage estimate. */
+  readonly promptChars: number;
+  /** Told, just before onSettled, what the provider said of its answer (id, model, finish reasons) when its dialect says. */
+  readonly onDescribed?: (described: AnswerDescription) => void;
 }
 
 /** The provider's 200 answer must be an event stream before the gateway commits to one. */
@@ -84,17 +95,39 @@ export async function relayStream(options: RelayOptions): Promise<void> {
   let ended = false;
   let committed = false;
   let settled = false;
+  /** The caller left a committed stream: what the provider still sends is read for its usage only (USAGE_TAIL_*). */
+  let left = false;
+  let tailBytes = 0;
+  let tail: NodeJS.Timeout | undefined;
+  /** Characters of answer text read from the provider, relayed or read after the caller left: the estimate's completion. */
+  const answerText = new AnswerTextCounter();
+  const onCallerLeft = () => {
+    if (ended || left) return;
+    left = true;
+    record.gatewayCode ??= 'caller_disconnected';
+    tail = setTimeout(() => reply.body.destroy(), USAGE_TAIL_MS);
+  };
   const settle = () => {
     if (settled) return;
     settled = true;
+    res.off('close', onCallerLeft);
+    // Every answer is charged: the provider's usage, else an estimate (README: Callers).
+    const raised = record.usage === null ? estimatedUsage(options.promptChars, answerText.chars) : ended ? undefined : completionAtLeastEstimated(record.usage, answerText.chars);
+    if (raised) {
+      record.usage = raised;
+      record.usageEstimated = true;
+    }
+    const described = reader.describe?.();
+    if (described) options.onDescribed?.(described);
     options.onSettled();
+    // The line has the stream's outcome, usage and attempts now: it need not wait for the after-end drain.
+    releaseLine(record);
   };
-  /** Backpressure: reading waits, its idle limit stopped, until the caller took what it was sent; false when it left instead. */
-  const callerTookIt = async (): Promise<boolean> => {
+  /** Backpressure: reading waits, its idle limit stopped, until the caller took what it was sent, or left (then reading goes on for the usage). */
+  const callerTookIt = async (): Promise<void> => {
     clearTimeout(idle);
-    if (!(await drained(res))) return false;
+    await drained(res);
     idle = setTimeout(onIdle, idleMs);
-    return true;
   };
   /**
    * The head and the first frames as one write, sent now, before the rest of the read is translated (corked and
@@ -108,7 +141,13 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     res.writeHead(200, STREAM_HEAD);
     res.write(provider.redact(frames));
     res.uncork();
+    res.once('close', onCallerLeft);
     options.onCommit();
+  };
+  /** The caller's response ends with the stream, unless the caller left it. */
+  const finish = () => {
+    settle();
+    if (!left) res.end();
   };
 
   // What this read has produced so far; outside the loop so that a failure partway through a read (a translator's or
@@ -122,6 +161,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       // after-end timer: a provider that keeps sending must not keep the connection and this handler.
       if (ended) continue;
       idle.refresh();
+      if (left && (tailBytes += chunk.length) > USAGE_TAIL_BYTES) break;
       // Charged before it is parsed, with the copies its translation makes; given back once a read completes an event.
       unfinished += chunk.length;
       chargeEvent(unfinished * EVENT_PEAK_COPIES);
@@ -133,10 +173,12 @@ export async function relayStream(options: RelayOptions): Promise<void> {
         if (step.usage) record.usage = step.usage;
         if (step.end === 'error') {
           if (!committed) throw inBandFailure(options, step);
-          record.gatewayCode = 'provider_stream_error';
+          if (!left) record.gatewayCode = 'provider_stream_error';
         }
-        const out = step.frames === '' ? '' : output.frames(step.frames);
-        if (step.end || output.finished?.()) {
+        if (step.frames !== '') answerText.add(step.frames);
+        // After the caller left, only the usage and the end matter.
+        const out = step.frames === '' || left ? '' : output.frames(step.frames);
+        if (step.end || (!left && output.finished?.())) {
           frames += out;
           ended = true;
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.
@@ -153,32 +195,29 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       }
       chargeEvent(unfinished * EVENT_PEAK_COPIES);
       if (!committed && ended) commit(frames);
-      else if (frames !== '') {
+      else if (frames !== '' && !left) {
         const full = !res.write(provider.redact(frames));
         frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
-        if (full && !ended && !(await callerTookIt())) return;
+        if (full && !ended) await callerTookIt();
       }
-      if (ended) {
-        settle();
-        res.end();
-      }
+      if (ended) finish();
     }
     // A framing without an end marker (Gemini's) finishes at the end of the body, if the answer was whole.
-    const last = ended ? undefined : reader.end();
+    const last = ended || tailBytes > USAGE_TAIL_BYTES ? undefined : reader.end();
     if (last) {
       if (last.usage) record.usage = last.usage;
       if (last.end === 'error') {
         if (!committed) throw inBandFailure(options, last);
-        record.gatewayCode = 'provider_stream_error';
+        if (!left) record.gatewayCode = 'provider_stream_error';
       }
-      const out = last.frames === '' ? '' : output.frames(last.frames);
+      if (last.frames !== '') answerText.add(last.frames);
+      const out = last.frames === '' || left ? '' : output.frames(last.frames);
       ended = true;
       if (!committed) commit(out);
-      else if (out !== '') res.write(provider.redact(out));
-      settle();
-      res.end();
+      else if (out !== '' && !left) res.write(provider.redact(out));
+      finish();
     }
-    if (!ended) throw interrupted(provider, 'closed the stream before its end marker');
+    if (!ended) throw interrupted(provider, left ? 'sent no end within the usage tail' : 'closed the stream before its end marker');
   } catch (error) {
     if (ended) return;
     const failure = failureOf(options, error, idleFired);
@@ -187,7 +226,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       record.usage = null; // counts from an answer that never reached the caller
       throw failure;
     }
-    if (!res.destroyed) {
+    if (!res.destroyed && !left) {
       record.gatewayCode = failure.body.gateway_code;
       settle();
       if (frames !== '') res.write(provider.redact(frames));
@@ -196,6 +235,8 @@ export async function relayStream(options: RelayOptions): Promise<void> {
   } finally {
     if (committed) settle();
     clearTimeout(idle);
+    clearTimeout(tail);
+    if (left && !ended && !reply.body.destroyed) reply.body.destroy();
   }
 }
 

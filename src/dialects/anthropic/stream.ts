@@ -27,6 +27,8 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
   let finished = false;
   let ended = false;
   let counts: AnthropicCounts | undefined;
+  /** The span's description (README: Tracing): message_start's id and model, message_delta's stop reason. */
+  let described: { id: unknown; model: unknown; finishReasons: unknown[] } = { id: null, model: null, finishReasons: [] };
   /** The step that follows the closing of the blocks still open, owed once they are all closed. */
   let afterBlocks: StreamStep | undefined;
 
@@ -52,6 +54,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
   };
 
   return {
+    describe: () => described,
     translate(message) {
       if (ended) return CONTINUE;
       // Comments keep idle connections alive on the caller's side too.
@@ -61,6 +64,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
         case 'message_start': {
           const start = isObject(data['message']) ? data['message'] : {};
           chunks.useId(start['id']);
+          described = { id: start['id'], model: start['model'], finishReasons: described.finishReasons };
           counts = mergeCounts(counts, start['usage']);
           return withUsage(CONTINUE);
         }
@@ -73,6 +77,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
         case 'message_delta': {
           counts = mergeCounts(counts, data['usage']);
           const delta = isObject(data['delta']) ? data['delta'] : {};
+          if (delta['stop_reason'] != null) described.finishReasons = [delta['stop_reason']];
           const finishReason = finished ? null : finishReasonOf(delta['stop_reason']);
           // A delta without a stop reason (usage alone) ends nothing. Blocks close before the finish chunk:
           // the caller's last tool-call fragment never follows it.

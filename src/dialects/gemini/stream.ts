@@ -39,6 +39,8 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
   let ended = false;
   let blocked = false;
   let usage: Usage | undefined;
+  /** The span's description (README: Tracing): the first record's responseId and modelVersion. */
+  let first: { id: unknown; model: unknown } | undefined;
 
   const choiceAt = (index: number): Choice => {
     let choice = choices.get(index);
@@ -59,6 +61,11 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
   };
 
   return {
+    describe: () => ({
+      id: first?.id ?? null,
+      model: first?.model ?? null,
+      finishReasons: [...choices.values()].flatMap((choice) => (choice.finishWord === undefined ? [] : [choice.finishWord])),
+    }),
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
@@ -67,6 +74,7 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
       if (error || !isObject(parsed)) return fail(null, error);
       usage = openAIUsage(parsed['usageMetadata']) ?? usage;
       chunks.useId(parsed['responseId']);
+      first ??= { id: parsed['responseId'], model: parsed['modelVersion'] };
       const candidates = candidatesOf(parsed);
       if (candidates === undefined) return fail(`The provider "${providerId}" sent a candidate outside indexes 0 to ${MAX_CANDIDATES - 1}.`);
       if (candidates.length === 0 && promptBlocked(parsed)) blocked = true;

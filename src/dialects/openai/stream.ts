@@ -2,7 +2,7 @@ import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
 import type { FastLane } from '../../wire/sse-parser.js';
-import type { StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';
+import type { AnswerDescription, StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
 
@@ -23,7 +23,11 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
   // shown that its opening puts model at the top level, a later chunk opening with the same text needs only
   // its rest checked, never the walk up to model again.
   let opening: CommonOpening | undefined;
+  // The span's description (README: Tracing): id and model of the first chunk (one parse per stream), finish reasons as they come.
+  let first: { id: unknown; model: unknown } | undefined;
+  const finishReasons: string[] = [];
   return {
+    describe: (): AnswerDescription => ({ id: first?.id ?? null, model: first?.model ?? null, finishReasons }),
     translate(message) {
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
       const { data } = message;
@@ -33,6 +37,9 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
         // Built in one go: sseData would flatten the joined string only to look for a line break.
         if (rest !== undefined) return { frames: opening.multiline || rest.includes('\n') ? sseData(opening.rewritten + rest) : `${DATA_FIELD}${opening.rewritten}${rest}\n\n` };
       }
+      // Not a common chunk: the first, one with a finish reason (restOfCommonChunk leaves those here), usage, an error.
+      first ??= idAndModel(data);
+      noteFinishReasons(data, finishReasons);
       const common = rewriteCommonChunk(data, encodedModel, hideUsage);
       if (common !== undefined) {
         opening = common.opening ?? opening;
@@ -84,14 +91,35 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
   };
 }
 
+const FINISH_REASON = '"finish_reason":"';
+/** A span takes at most 16 finish reasons, each cut to 256 characters. */
+const MAX_FINISH_REASONS = 16;
+const MAX_FINISH_REASON_CHARS = 256;
+
+/** The non-null finish reasons of a chunk's choices, added to `into` (a plain-string search: most chunks have none). */
+function noteFinishReasons(text: string, into: string[]): void {
+  for (let at = text.indexOf(FINISH_REASON); at >= 0 && into.length < MAX_FINISH_REASONS; at = text.indexOf(FINISH_REASON, at + 1)) {
+    const start = at + FINISH_REASON.length;
+    const end = text.indexOf('"', start);
+    if (end < 0) return;
+    into.push(text.slice(start, Math.min(end, start + MAX_FINISH_REASON_CHARS)));
+  }
+}
+
+/** The provider's id and model of its first chunk, as it sent them. */
+function idAndModel(data: string): { id: unknown; model: unknown } {
+  const parsed = parseJson(data);
+  return isObject(parsed) ? { id: parsed['id'], model: parsed['model'] } : { id: null, model: null };
+}
+
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
 const USAGE_NULL_END = ',"usage":null}';
 const QUOTE = 0x22;
 const DATA_FIELD = 'data: ';
 /** What follows the usage key in USAGE_NULL_END. */
 const USAGE_NULL_AFTER_KEY = ':null}'.length;
-/** A key that matters, or an escape that may spell one. */
-const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]/g;
+/** A key that matters, or an escape that may spell one, or a finish reason (a chunk with one goes to translate, which notes it for the span). */
+const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]|"finish_reason":"/g;
 /** A `\u` escape of a lowercase letter: the only way a key can spell model, error or usage other than literally. */
 const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
 
