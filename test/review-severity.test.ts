@@ -91,7 +91,7 @@ t.test('callers added to a file that had none: breaking (every GATEWAY_API_KEYS 
     ['caller_added', 'search', undefined, { keys: 0, keyEnv: 'SEARCH_KEYS', models: ['alpha/big', 'alpha/small', 'beta/big', 'beta/legacy', 'gamma/chat', 'gamma/think', 'old/model'] }],
   ]);
   t.notOk(declared.result.behaviour.some((item) => item.kind === 'caller_gained_model'), 'no model is "gained": every key could use every model before');
-  t.match(rowOf(declared.markdown, 'callers_declared'), /every key of GATEWAY_API_KEYS \(and anonymous access\) gets 401, and the gateway refuses to start while GATEWAY_API_KEYS is set/);
+  t.match(rowOf(declared.markdown, 'callers_declared'), /^\| `callers_declared` \| all callers \| .*every key of GATEWAY_API_KEYS \(and anonymous access\) gets 401, and the gateway refuses to start while GATEWAY_API_KEYS is set/);
   // And back: the callers' keys stop working.
   const removed = review(`${base}${callers}`, base);
   t.strictSame(removed.items, { breaking: [{ kind: 'callers_removed', before: { callers: ['batch', 'search'] }, after: null }], behaviour: [], safe: [] });

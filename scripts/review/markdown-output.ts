@@ -38,7 +38,7 @@ export function summaryLine(review: Review): string {
 
 function subject(change: Change): string {
   const parts = [change.caller && `caller ${code(change.caller)}`, change.model && code(change.model), !change.model && change.provider ? `provider ${code(change.provider)}` : undefined];
-  return parts.filter(Boolean).join(' ') || 'all providers';
+  return parts.filter(Boolean).join(' ') || (change.kind.startsWith('callers_') ? 'all callers' : change.kind === 'field_changed' ? 'the tables' : 'all providers');
 }
 
 /** One sentence per kind, from before and after (README: Reviewing a roster change lists them all). */

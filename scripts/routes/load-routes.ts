@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { Problem } from './problem.js';
 import { badIndentMessage, keyProblems } from './yaml-wording.js';
@@ -48,14 +49,29 @@ export function loadRoutes(text: string): LoadedRoutes {
   };
 }
 
+/**
+ * A routes file's text, read no further than one byte past MAX_ROUTES_BYTES: a larger file is refused (sizeProblem)
+ * without being held whole. Throws what reading throws.
+ */
+export function readRoutesFile(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(MAX_ROUTES_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Past MAX_ROUTES_BYTES: one problem where the limit is crossed, and nothing parsed. */
 function sizeProblem(text: string): Problem | undefined {
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= MAX_ROUTES_BYTES) return undefined;
+  if (Buffer.byteLength(text, 'utf8') <= MAX_ROUTES_BYTES) return undefined;
   const within = Buffer.from(text, 'utf8').subarray(0, MAX_ROUTES_BYTES).toString('utf8');
   const line = within.split('\n').length;
   const col = within.length - within.lastIndexOf('\n');
-  const message = `the file is ${bytes.toLocaleString('en-US')} bytes, over the ${MAX_ROUTES_BYTES.toLocaleString('en-US')} (1 MiB) the compiler reads; this line crosses it. Nothing was checked: a roster this large is not a routes.yaml (at most ${MAX_MODELS.toLocaleString('en-US')} models)`;
+  const message = `the file is over ${MAX_ROUTES_BYTES.toLocaleString('en-US')} bytes (1 MiB), the most the compiler reads, and this line crosses it; nothing was checked. A routes.yaml holds at most ${MAX_MODELS.toLocaleString('en-US')} models and ${MAX_CALLERS.toLocaleString('en-US')} callers`;
   return { line, col, message };
 }
 
