@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { basename, dirname, relative } from 'node:path';
 import type { RouteTables } from '../src/generated/types/route-tables.js';
 import { compileRoutes, type CompileResult } from './routes/compile-routes.js';
+import { readRoutesFile } from './routes/load-routes.js';
 import { formatProblem, type Problem } from './routes/problem.js';
 
 /**
@@ -13,7 +13,7 @@ export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: strin
   const fileName = relative(process.cwd(), path) || path;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRoutesFile(path);
   } catch (error) {
     process.stderr.write(`${fileName}: cannot read: ${readFailure(error)}\n`);
     process.exit(1);

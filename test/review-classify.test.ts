@@ -15,7 +15,7 @@ function review(oldName: string, newName: string, now = Date.parse('2026-11-26T0
 }
 
 const rule = (providerStatus: string, status: number, gatewayCode: string, retry: boolean, type = 'rate_limit_error', code = 'rate_limit_exceeded') => ({ providerStatus, status, type, code, gatewayCode, retry });
-const endpoint = (name: string, baseUrl: string, apiKeyEnv: string, weight = 1) => ({ name, baseUrl, baseUrlEnv: null, apiKeyEnv, weight });
+const endpoint = (name: string, baseUrl: string, apiKeyEnv: string, weight = 1) => ({ name, host: new URL(baseUrl).host, baseUrl, baseUrlEnv: null, apiKeyEnv, weight });
 
 t.test('breaking: removal, probable rename, lower output limit, reasoning removed, dialect, a provider with its models', async (t) => {
   t.strictSame(review('base', 'breaking'), {
@@ -73,12 +73,12 @@ t.test('safe: a model and a provider added, endpoints added, removed and reweigh
       {
         kind: 'provider_changed', provider: 'alpha', line: 8,
         before: { timeoutMs: 600000, breaker: { consecutiveFailures: 5, cooldownMs: 30000, maxCooldownMs: 300000 } },
-        after: { timeoutMs: 30000, breaker: { consecutiveFailures: 3, cooldownMs: 30000, maxCooldownMs: 300000 } },
+        after: { timeoutMs: 900000, breaker: { consecutiveFailures: 8, cooldownMs: 30000, maxCooldownMs: 300000 } },
       },
       { kind: 'endpoint_changed', provider: 'beta', before: endpoint('east', 'https://east.beta.example/v1', 'BETA_KEY'), after: endpoint('east', 'https://east.beta.example/v1', 'BETA_KEY', 2), line: 12 },
       { kind: 'endpoint_added', provider: 'beta', after: endpoint('north', 'https://north.beta.example/v1', 'BETA_KEY_3'), line: 13 },
       { kind: 'endpoint_removed', provider: 'beta', before: endpoint('west', 'https://west.beta.example/v1', 'BETA_KEY_2') },
-      { kind: 'provider_added', provider: 'delta', after: { dialect: 'openai', endpoints: ['0'] }, line: 16 },
+      { kind: 'provider_added', provider: 'delta', after: { dialect: 'openai', endpoints: ['0'], hosts: ['delta.example'] }, line: 16 },
     ],
   });
 });

@@ -11,6 +11,8 @@ export interface Change {
   readonly model?: string;
   readonly provider?: string;
   readonly caller?: string;
+  /** field_changed only: the compiled field, dotted (`models.openai/gpt-4o.someField`). */
+  readonly field?: string;
   readonly before?: JsonValue;
   readonly after?: JsonValue;
   /** 1-based line in NEW, where the changed thing is written; absent for what NEW no longer has. */

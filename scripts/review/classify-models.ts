@@ -1,6 +1,6 @@
 import type { ModelTable, RouteTables } from '../../src/generated/types/route-tables.js';
 import { dateMs } from '../routes/cross-check-deprecation.js';
-import { sameValue, type Change, type JsonValue, type LineOf } from './change.js';
+import { sameValue, toJson, type Change, type JsonValue, type LineOf } from './change.js';
 
 /**
  * What happens to each routing string: removed (or planned removal, or probable rename), added,
@@ -41,6 +41,33 @@ export function classifyModels(old: RouteTables, next: RouteTables, lineOf: Line
     const before = old.models[model];
     const after = next.models[model];
     if (before && after) changes.push(...compareModel(model, before, after, lineOf));
+  }
+  return changes;
+}
+
+/** `{reasoning}`, with a gemini model's thinking range or levels when it has them. */
+function thinkingOf(entry: ModelTable): { [key: string]: JsonValue } {
+  return {
+    reasoning: entry.reasoning,
+    ...(entry.thinkingBudget ? { thinkingBudget: { ...entry.thinkingBudget } } : {}),
+    ...(entry.reasoningLevels ? { reasoningLevels: [...entry.reasoningLevels] } : {}),
+  };
+}
+
+/**
+ * The same reasoning mode with another range or levels (gemini models). A narrower budget range refuses (400) the
+ * integer budgets it no longer holds; a wider one, or other levels, maps reasoning_effort to other thinking.
+ */
+function compareThinking(before: ModelTable, after: ModelTable, common: { model: string; provider: string }, at: (key?: string) => number): Change[] {
+  const changes: Change[] = [];
+  const was = before.thinkingBudget;
+  const now = after.thinkingBudget;
+  if (!sameValue(was, now)) {
+    const narrowed = was !== undefined && now !== undefined && (now.min > was.min || now.max < was.max);
+    changes.push({ severity: narrowed ? 'breaking' : 'behaviour', kind: narrowed ? 'thinking_budget_narrowed' : 'thinking_changed', ...common, before: toJson(was), after: toJson(now), line: at('thinking_budget') });
+  }
+  if (!sameValue(before.reasoningLevels, after.reasoningLevels)) {
+    changes.push({ severity: 'behaviour', kind: 'thinking_changed', ...common, before: toJson(before.reasoningLevels), after: toJson(after.reasoningLevels), line: at('reasoning_levels') });
   }
   return changes;
 }
@@ -94,15 +121,22 @@ function compareModel(model: string, before: ModelTable, after: ModelTable, line
   if (before.reasoning !== after.reasoning) {
     const removed = after.reasoning === 'none';
     // none -> a mode: callers may now ask for reasoning. budget <-> adaptive: reasoning_effort is mapped anew.
+    // A gemini model's range or levels go with its mode: shown in this item, not again.
     const severity = removed ? 'breaking' : before.reasoning === 'none' ? 'safe' : 'behaviour';
     changes.push({
       severity,
       kind: removed ? 'reasoning_removed' : 'capability_changed',
       ...common,
-      before: removed ? before.reasoning : { reasoning: before.reasoning },
-      after: removed ? after.reasoning : { reasoning: after.reasoning },
+      before: removed ? before.reasoning : thinkingOf(before),
+      after: removed ? after.reasoning : thinkingOf(after),
       line: at('reasoning'),
     });
+  } else {
+    changes.push(...compareThinking(before, after, common, at));
+  }
+  if (before.api !== after.api) {
+    // Native: the caller's Responses request reaches the provider's /responses; translated: it goes as a chat request.
+    changes.push({ severity: 'behaviour', kind: 'api_changed', ...common, before: before.api ?? 'chat', after: after.api ?? 'chat', line: at('api') });
   }
   if (!sameValue(before.fallback, after.fallback)) {
     changes.push({ severity: 'behaviour', kind: 'fallback_changed', ...common, before: [...before.fallback], after: [...after.fallback], line: at('fallback') });

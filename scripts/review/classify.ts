@@ -1,11 +1,12 @@
 import type { RouteTables } from '../../src/generated/types/route-tables.js';
 import { sortIntoSections, type LineOf, type Review, type Severity } from './change.js';
-import { callersOf, classifyCallers } from './classify-callers.js';
+import { classifyCallers } from './classify-callers.js';
 import { classifyErrorRules } from './classify-errors.js';
 import { classifyModels } from './classify-models.js';
 import { classifyProviders } from './classify-providers.js';
+import { unclassifiedChanges } from './fields.js';
 
-/** Every caller-visible difference between two compiled tables, sorted into breaking, behaviour and safe. */
+/** Every difference between two compiled tables, sorted into breaking, behaviour and safe (one no classifier claims is behaviour). */
 export function reviewChange(old: RouteTables, next: RouteTables, lineOf: LineOf, now = Date.now()): Review {
   const models = classifyModels(old, next, lineOf, now);
   const removalSeverity = new Map<string, Severity>();
@@ -16,6 +17,7 @@ export function reviewChange(old: RouteTables, next: RouteTables, lineOf: LineOf
     ...models,
     ...classifyProviders(old, next, lineOf, removalSeverity),
     ...classifyErrorRules(old, next, lineOf),
-    ...classifyCallers(callersOf(old), callersOf(next), new Set(Object.keys(next.models)), lineOf),
+    ...classifyCallers(old, next, lineOf),
+    ...unclassifiedChanges(old, next, lineOf),
   ]);
 }

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { basename, dirname, relative } from 'node:path';
 import type { RouteTables } from '../../src/generated/types/route-tables.js';
 import { compileRoutes } from '../routes/compile-routes.js';
+import { readRoutesFile } from '../routes/load-routes.js';
 import { formatProblem } from '../routes/problem.js';
 import type { LineOf } from './change.js';
 
@@ -25,7 +25,7 @@ export class SideError extends Error {
 export function readSide(path: string): { label: string; text: string } {
   const label = relative(process.cwd(), path) || path;
   try {
-    return { label, text: readFileSync(path, 'utf8') };
+    return { label, text: readRoutesFile(path) };
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/, \w+(?: '.*')?$/s, '') : String(error);
     throw new SideError([`${label}: cannot read: ${message}`]);

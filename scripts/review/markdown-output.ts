@@ -38,7 +38,7 @@ export function summaryLine(review: Review): string {
 
 function subject(change: Change): string {
   const parts = [change.caller && `caller ${code(change.caller)}`, change.model && code(change.model), !change.model && change.provider ? `provider ${code(change.provider)}` : undefined];
-  return parts.filter(Boolean).join(' ') || 'all providers';
+  return parts.filter(Boolean).join(' ') || (change.kind.startsWith('callers_') ? 'all callers' : change.kind === 'field_changed' ? 'the tables' : 'all providers');
 }
 
 /** One sentence per kind, from before and after (README: Reviewing a roster change lists them all). */
@@ -89,14 +89,46 @@ function describe(change: Change): string {
       return `static headers sent upstream ${text(before)} → ${text(after)}`;
     case 'endpoint_changed':
       return `endpoint ${code(String(field(after, 'name')))}: ${changedFields(before, after)}`;
+    case 'key_env_changed':
+      return `endpoint ${code(String(field(after, 'endpoint')))} reads its key from ${text(field(after, 'apiKeyEnv'))} (was ${text(field(before, 'apiKeyEnv'))}): breaking until ${text(field(after, 'apiKeyEnv'))} is set where the gateway runs (every request to it fails until then); set it, then approve`;
+    case 'key_env_removed':
+      return `endpoint ${code(String(field(after, 'endpoint')))} sends no key any more (was ${text(field(before, 'apiKeyEnv'))}): a provider that needs one answers 401`;
+    case 'key_header_changed':
+      return `the key goes upstream as ${text(after)} (was ${text(before)}): a provider that expects it where it was answers 401`;
+    case 'timeout_lowered':
+      return `${changedFields(before, after)}: requests or streams that take longer are cut off`;
+    case 'breaker_stricter':
+      return `circuit breaker ${text(before)} → ${text(after)}: an endpoint is taken out sooner or for longer`;
+    case 'stream_usage_changed':
+      return after === false
+        ? '`stream_usage` off: streams are no longer asked for usage, so a stream whose caller did not ask for it is not counted or charged (tokens per minute, budgets)'
+        : '`stream_usage` on: streams are asked for usage (hidden from callers who did not ask), so they are counted and charged';
+    case 'api_changed':
+      return after === 'responses'
+        ? '`api: responses`: POST /v1/responses now goes natively to the provider\'s /responses (was translated to chat)'
+        : 'POST /v1/responses is now translated to a chat request (was native `api: responses`): what chat cannot express is refused';
+    case 'thinking_budget_narrowed':
+      return `\`thinking_budget\` ${text(before)} → ${text(after)}: integer reasoning_effort budgets outside the new range are refused (400)`;
+    case 'thinking_changed':
+      return `thinking ${text(before)} → ${text(after)}: reasoning_effort is mapped to other thinking`;
+    case 'callers_declared':
+      return `routes.yaml now declares callers (${list(field(after, 'callers'))}): every key of GATEWAY_API_KEYS (and anonymous access) gets 401, and the gateway refuses to start while GATEWAY_API_KEYS is set; hand each caller its key first`;
+    case 'callers_removed':
+      return `routes.yaml no longer declares callers (${list(field(before, 'callers'))}): their keys get 401 unless GATEWAY_API_KEYS holds them, and its keys may use every model with no limits or budgets`;
+    case 'caller_added':
+      return `new caller (${text(field(after, 'keys'))} key digest(s), key_env ${text(field(after, 'keyEnv'))}) that may use ${list(field(after, 'models'))}`;
+    case 'caller_served_outside_models':
+      return `asking for this model, it may be answered by its fallback ${code(String(after))}, which is not in its models`;
+    case 'field_changed':
+      return `${code(String(change.field))} ${text(before)} → ${text(after)} (a field the review does not classify yet: judge it yourself)`;
     case 'model_added':
       return `added${typeof before === 'string' ? ` (probable rename of ${code(before)})` : ''}: ${code(String(field(after, 'provider')))} upstream ${code(String(field(after, 'upstreamModel')))}, max_output_tokens ${text(field(after, 'maxOutputTokens'))}, reasoning ${text(field(after, 'reasoning'))}`;
     case 'provider_added':
-      return `added: dialect ${text(field(after, 'dialect'))}, endpoints ${list(field(after, 'endpoints'))}`;
+      return `added: dialect ${text(field(after, 'dialect'))}, endpoints ${list(field(after, 'endpoints'))}; traffic goes to ${list(field(after, 'hosts'))}`;
     case 'provider_removed':
       return `removed with its ${text(field(before, 'models'))} model(s)`;
     case 'endpoint_added':
-      return `endpoint ${code(String(field(after, 'name')))} added: ${code(String(field(after, 'baseUrl')))}, weight ${text(field(after, 'weight'))}`;
+      return `endpoint ${code(String(field(after, 'name')))} added: traffic goes to ${code(String(field(after, 'host')))} (${code(String(field(after, 'baseUrl')))}), weight ${text(field(after, 'weight'))}`;
     case 'endpoint_removed':
       return `endpoint ${code(String(field(before, 'name')))} removed (${code(String(field(before, 'baseUrl')))})`;
     case 'provider_changed':

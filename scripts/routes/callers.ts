@@ -3,17 +3,70 @@ import type { CallerTable, PriceTable, RouteTables } from '../../src/generated/t
 
 type Report = (path: (string | number)[], at: 'key' | 'value', message: string) => void;
 
-/** `models:` entries of a caller: an exact routing string, or a prefix ending in "*". */
-export function expandModels(entries: readonly string[] | undefined, roster: readonly string[]): string[] {
-  if (entries === undefined) return [...roster].sort();
-  const allowed = new Set<string>();
-  for (const entry of entries) {
-    if (entry.endsWith('*')) {
-      const prefix = entry.slice(0, -1);
-      for (const model of roster) if (model.startsWith(prefix)) allowed.add(model);
-    } else if (roster.includes(entry)) allowed.add(entry);
+/**
+ * The roster sorted once (code-unit order), for every caller's `models:`: an entry is a run of it, found by binary
+ * search, and a caller's runs are merged, so expanding costs what it outputs, not patterns × roster.
+ */
+export class RosterIndex {
+  private readonly sorted: readonly string[];
+  private readonly position: ReadonlyMap<string, number>;
+
+  constructor(roster: readonly string[]) {
+    this.sorted = [...roster].sort();
+    this.position = new Map(this.sorted.map((model, index) => [model, index]));
   }
-  return [...allowed].sort();
+
+  has(model: string): boolean {
+    return this.position.has(model);
+  }
+
+  /** Whether a "prefix*" entry matches any routing string. */
+  matchesAny(pattern: string): boolean {
+    const [start, end] = this.run(pattern);
+    return end > start;
+  }
+
+  /** `models:` entries of a caller: an exact routing string, or a prefix ending in "*"; default: every model. Sorted. */
+  expand(entries: readonly string[] | undefined): string[] {
+    if (entries === undefined) return [...this.sorted];
+    const runs = entries.map((entry) => this.run(entry)).filter(([start, end]) => end > start).sort((a, b) => a[0] - b[0]);
+    const models: string[] = [];
+    let next = 0;
+    for (const [start, end] of runs) {
+      for (let index = Math.max(start, next); index < end; index++) models.push(this.sorted[index]!);
+      next = Math.max(next, end);
+    }
+    return models;
+  }
+
+  /** [start, end) of the sorted roster an entry names. */
+  private run(entry: string): [number, number] {
+    if (!entry.endsWith('*')) {
+      const index = this.position.get(entry);
+      return index === undefined ? [0, 0] : [index, index + 1];
+    }
+    const prefix = entry.slice(0, -1);
+    // Strings starting with the prefix sort from the prefix itself up to (not including) the prefix with its last
+    // code unit raised by one. "*" alone is the whole roster; a prefix ending in U+FFFF has no such bound: scanned.
+    const start = this.firstAtLeast(prefix);
+    const last = prefix.charCodeAt(prefix.length - 1);
+    if (prefix === '') return [0, this.sorted.length];
+    if (last !== 0xffff) return [start, this.firstAtLeast(`${prefix.slice(0, -1)}${String.fromCharCode(last + 1)}`)];
+    let end = start;
+    while (end < this.sorted.length && this.sorted[end]!.startsWith(prefix)) end++;
+    return [start, end];
+  }
+
+  private firstAtLeast(value: string): number {
+    let low = 0;
+    let high = this.sorted.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.sorted[mid]! < value) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
 }
 
 /**
@@ -23,7 +76,7 @@ export function expandModels(entries: readonly string[] | undefined, roster: rea
 export function checkCallers(data: unknown, report: Report): void {
   const callers = mapAt(data, 'callers');
   const models = mapAt(data, 'models');
-  const roster = Object.keys(models);
+  const roster = new RosterIndex(Object.keys(models));
   const digestOwner = new Map<string, string>();
   const envOwner = new Map<string, string>();
   for (const [name, value] of Object.entries(callers)) {
@@ -49,12 +102,12 @@ export function checkCallers(data: unknown, report: Report): void {
     const entries = Array.isArray(caller['models']) ? (caller['models'] as unknown[]) : undefined;
     entries?.forEach((entry, index) => {
       if (typeof entry !== 'string') return;
-      if (entry.endsWith('*') ? expandModels([entry], roster).length === 0 : !roster.includes(entry)) {
+      if (entry.endsWith('*') ? !roster.matchesAny(entry) : !roster.has(entry)) {
         report(['callers', name, 'models', index], 'value', entry.endsWith('*') ? `${JSON.stringify(entry)} matches no routing string on the roster` : `${JSON.stringify(entry)} is not on the roster (a prefix pattern ends in "*")`);
       }
     });
     if (caller['budget'] !== undefined) {
-      const usable = reachable(expandModels(entries?.filter((entry): entry is string => typeof entry === 'string'), roster), models);
+      const usable = reachable(roster.expand(entries?.filter((entry): entry is string => typeof entry === 'string')), models);
       const unpriced = usable.filter((model) => mapAt(models, model)['price'] === undefined);
       if (unpriced.length > 0) {
         const listed = unpriced.slice(0, 5).map((model) => JSON.stringify(model)).join(', ') + (unpriced.length > 5 ? `, and ${unpriced.length - 5} more` : '');
@@ -76,7 +129,7 @@ function reachable(allowed: readonly string[], models: Record<string, unknown>):
 
 /** The compiled callers: digests bare and lower-case, patterns expanded to exact sorted sets. */
 export function resolveCallers(routes: RoutesFile): RouteTables['callers'] {
-  const roster = Object.keys(routes.models);
+  const roster = new RosterIndex(Object.keys(routes.models));
   const callers: Record<string, CallerTable> = {};
   for (const name of Object.keys(routes.callers ?? {}).sort()) {
     const entry: CallerEntry = routes.callers![name]!;
@@ -84,7 +137,7 @@ export function resolveCallers(routes: RoutesFile): RouteTables['callers'] {
       name,
       keyDigests: (entry.keys ?? []).map((key) => key.slice('sha256:'.length).toLowerCase()),
       keyEnv: entry.key_env ?? null,
-      models: expandModels(entry.models, roster),
+      models: roster.expand(entry.models),
       limits: {
         requestsPerMinute: entry.limits?.requests_per_minute ?? null,
         tokensPerMinute: entry.limits?.tokens_per_minute ?? null,

@@ -31,9 +31,15 @@ export function badIndentMessage(text: string, line: number): string | null {
   return `"${key}" is indented ${indent} space${indent === 1 ? "" : "s"}, a column no key above it uses, so YAML cannot tell which map it belongs to; indent it ${choices.join(', or ')}`;
 }
 
-/** For each duplicated key: where its first occurrence is, by the offset of the duplicate. */
-export function firstOccurrences(doc: Document, lineCounter: LineCounter): Map<number, { key: string; line: number }> {
-  const found = new Map<number, { key: string; line: number }>();
+/**
+ * Keys YAML allows but a routes file must not have, in one pass over every map (a Map per map, so linear): a key
+ * given twice (JavaScript keeps the last silently; named with where it was first), and `__proto__`, which a plain
+ * object does not keep as a key (assigned, it would replace the object's prototype and the entry would vanish).
+ * Keys compare as the compiled tables see them (`429` and `"429"` are one key).
+ */
+export function keyProblems(doc: Document, lineCounter: LineCounter): { key: string; offset: number; message: string }[] {
+  const found: { key: string; offset: number; message: string }[] = [];
+  const lineOf = (offset: number) => lineCounter.linePos(offset).line;
   visit(doc, {
     Map(_, map) {
       if (!isMap(map)) return;
@@ -41,9 +47,11 @@ export function firstOccurrences(doc: Document, lineCounter: LineCounter): Map<n
       for (const pair of map.items) {
         if (!isPair(pair) || !isScalar(pair.key) || !pair.key.range) continue;
         const key = String(pair.key.value);
+        const offset = pair.key.range[0];
         const first = seen.get(key);
-        if (first === undefined) seen.set(key, pair.key.range[0]);
-        else found.set(pair.key.range[0], { key, line: lineCounter.linePos(first).line });
+        if (key === '__proto__') found.push({ key, offset, message: '"__proto__" cannot be a key: JavaScript reserves it (it would be dropped without a word); rename or remove it' });
+        else if (first !== undefined) found.push({ key, offset, message: `duplicate key ${JSON.stringify(key)}: it is first given on line ${lineOf(first)}; keep one of the two (a key may appear once in a map)` });
+        if (first === undefined) seen.set(key, offset);
       }
     },
   });
