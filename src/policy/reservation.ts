@@ -1,12 +1,10 @@
 import type { ModelTable } from '../generated/types/route-tables.js';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Reservation } from './limit-store.js';
+import { estimateTokens } from '../observe/usage-estimate.js';
 
 /** The output a request may write when it names no max_tokens and its model no max_output_tokens (README: Callers). */
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4096;
-
-/** Characters of the request body per estimated prompt token: OpenAI's own rule of thumb for its rate limits. */
-const CHARS_PER_TOKEN = 4;
 
 /**
  * What a request reserves at admission: its prompt, estimated as the characters of its chat body / 4 (the body
@@ -15,7 +13,8 @@ const CHARS_PER_TOKEN = 4;
  * times n. Its USD is those tokens at the requested model's price (0 for an unpriced model, whose answers cost nothing).
  */
 export function reservationFor(body: ChatCompletionRequest, bodyChars: number, route: ModelTable): Reservation {
-  const prompt = Math.ceil(bodyChars / CHARS_PER_TOKEN);
+  // The same rule as the estimate charged when a provider reports no usage, so a reservation settles to itself.
+  const prompt = estimateTokens(bodyChars);
   const named = count(body['max_completion_tokens']) ?? count(body['max_tokens']);
   const most = named ?? route.maxOutputTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
   // Above the model's own limit the dialect refuses the request; it can never write more.
