@@ -36,7 +36,7 @@ export interface ServerConfig {
   readonly logLevel: string;
   /** json, pretty, or auto: pretty when stdout is a terminal (server.ts decides). */
   readonly logFormat: 'auto' | LogFormat;
-  /** OpenTelemetry from the standard OTEL_* variables; null when none is set (README: Tracing). */
+  /** OpenTelemetry from the standard OTEL_* variables; null when none is set (docs/observability.md). */
   readonly tracing: TraceSettings | null;
 }
 

@@ -24,7 +24,7 @@ try {
   process.exit(1);
 }
 
-// JSON lines are batched (README: Logs); a person at a terminal gets each readable line at once.
+// JSON lines are batched (docs/observability.md); a person at a terminal gets each readable line at once.
 const logOutput: LogOutput | null = resolveLogFormat(config.logFormat, process.stdout.isTTY === true) === 'json' ? batchedLogOutput() : null;
 const logger = pino(
   { level: config.logLevel, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },

@@ -35,6 +35,14 @@ t.test('the item_reference refusal says what to send instead, naming the AI SDK 
   t.match(((await response.json()) as { error: { message: string } }).error.message, /send the items themselves.*providerOptions\.openai\.store = false/);
 });
 
+t.test('an unknown field is refused naming the docs page that lists what each endpoint reads', async (t) => {
+  const rig = await startInboundRig(t);
+  const responses = await post(rig, '/v1/responses', { model: 'oai/gpt', input: 'hi', prompt: { id: 'pmpt_1' } });
+  t.match(((await responses.json()) as { error: { message: string } }).error.message, /not supported on POST \/v1\/responses by this gateway \(docs\/responses\.md\)/);
+  const messages = await post(rig, '/v1/messages', { model: 'oai/gpt', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], container_upload: 1 });
+  t.match(((await messages.json()) as { error: { message: string } }).error.message, /not supported on POST \/v1\/messages by this gateway \(docs\/messages\.md\)/);
+});
+
 for (const method of ['GET', 'DELETE']) {
   t.test(`${method} /v1/responses/{id}: 404 in the gateway's envelope (nothing is stored)`, async (t) => {
     const rig = await startInboundRig(t);

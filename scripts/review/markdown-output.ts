@@ -41,7 +41,7 @@ function subject(change: Change): string {
   return parts.filter(Boolean).join(' ') || (change.kind.startsWith('callers_') ? 'all callers' : change.kind === 'field_changed' ? 'the tables' : 'all providers');
 }
 
-/** One sentence per kind, from before and after (README: Reviewing a roster change lists them all). */
+/** One sentence per kind, from before and after (docs/reviewing-a-change.md lists them all). */
 function describe(change: Change): string {
   const { before, after } = change;
   const field = (value: JsonValue | undefined, key: string): JsonValue | undefined =>

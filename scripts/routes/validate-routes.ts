@@ -35,7 +35,7 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
       }
       return at(path, 'value', `${where}${JSON.stringify(valueAt(loaded.data, path))} ${PATTERN_HINTS[String(error.params['pattern'])] ?? `does not match ${error.params['pattern']}`}`);
     case 'maxLength':
-      // Limits that keep every log line short (README, Logs): these strings are logged as they are.
+      // Limits that keep every log line short (docs/observability.md, Logs): these strings are logged as they are.
       if (error.propertyName !== undefined) {
         return at([...path, error.propertyName], 'key', `${where}key ${JSON.stringify(`${error.propertyName.slice(0, 40)}…`)} is longer than ${error.params['limit']} characters`);
       }

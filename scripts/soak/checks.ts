@@ -1,4 +1,4 @@
-// Judging each answer: is it one of the shapes the gateway promises (README: Errors, Streaming), and is it
+// Judging each answer: is it one of the shapes the gateway promises (docs/errors.md, docs/chat-completions.md), and is it
 // the answer the provider's behaviour calls for?
 import type { CallResult } from './callers.js';
 import type { FaultKind, ProviderPlan } from './mock-provider.js';

@@ -6,9 +6,9 @@ export type CorsOrigins = '*' | readonly string[];
 /** What a browser may read from an answer besides the safelisted headers: what an OpenAI SDK reads, and which route served. */
 const EXPOSED_HEADERS = [
   'x-request-id', 'x-should-retry', 'retry-after', 'retry-after-ms', 'x-gateway-served-by',
-  // A deprecated model's headers (README: Deprecating a model).
+  // A deprecated model's headers (docs/deprecating-a-model.md).
   'deprecation', 'sunset', 'x-gateway-replacement',
-  // A named caller's limits (README: Callers), so a browser SDK can back off by them too.
+  // A named caller's limits (docs/callers.md), so a browser SDK can back off by them too.
   'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-requests',
   'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens',
 ].join(', ');

@@ -55,7 +55,7 @@ export interface TranslatedResponse {
   /** OpenAI chat.completion JSON (or the native format's answer) with `model` set to the caller's routing string. */
   readonly text: string;
   readonly usage: Usage | null;
-  /** What the provider said of its answer, as it said it, for the attempt's span (README: Tracing); unbounded, untrusted. */
+  /** What the provider said of its answer, as it said it, for the attempt's span (docs/observability.md); unbounded, untrusted. */
   readonly described?: AnswerDescription;
 }
 
@@ -97,7 +97,7 @@ export interface StreamTranslator {
    * answers with its own final error event.
    */
   end?(): StreamStep | undefined;
-  /** What the provider said of its answer so far: the id and model of its first event, the finish reasons of its last (README: Tracing). */
+  /** What the provider said of its answer so far: the id and model of its first event, the finish reasons of its last (docs/observability.md). */
   describe?(): AnswerDescription;
   /**
    * What the last message still owes the caller, one piece (one content block's closing) per call, before the

@@ -1,5 +1,5 @@
 /**
- * A stream broke a per-stream limit of what the gateway holds for it (README: Streaming limits): more
+ * A stream broke a per-stream limit of what the gateway holds for it (docs/chat-completions.md): more
  * held text than MAX_UPSTREAM_BODY_BYTES, or more open content blocks than a dialect allows. The engine
  * ends the stream with invalid_upstream_response, as for an event over the limit.
  */

@@ -32,9 +32,12 @@ export function copyPresent(from: Record<string, unknown>, to: Record<string, un
   for (const key of keys) if (from[key] !== undefined) to[key] = from[key];
 }
 
-/** Refuses any top-level field outside `known`, naming it: what the gateway does not read it cannot honour. */
-export function refuseUnknown(body: Record<string, unknown>, known: ReadonlySet<string>, endpoint: string): void {
+/**
+ * Refuses any top-level field outside `known`, naming it: what the gateway does not read it cannot honour.
+ * `docsPage` is the page listing what the endpoint reads (docs/responses.md).
+ */
+export function refuseUnknown(body: Record<string, unknown>, known: ReadonlySet<string>, endpoint: string, docsPage: string): void {
   for (const key of Object.keys(body)) {
-    if (!known.has(key)) throw unsupportedField(key, `'${key.slice(0, 60)}' is not supported on ${endpoint} by this gateway (README: ${endpoint}).`);
+    if (!known.has(key)) throw unsupportedField(key, `'${key.slice(0, 60)}' is not supported on ${endpoint} by this gateway (${docsPage}).`);
   }
 }

@@ -105,7 +105,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
-  countedElsewhere(registers, 'gateway_log_lines_dropped_total', 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (README: Logs).', options.logLinesDropped ?? (() => 0));
+  countedElsewhere(registers, 'gateway_log_lines_dropped_total', 'Log lines dropped because stdout did not take them and 8 MiB were already waiting (docs/observability.md).', options.logLinesDropped ?? (() => 0));
 
   const attempts = tally(new CounterTally('gateway_upstream_attempts_total', 'Upstream attempts (failover included), by provider, endpoint and outcome (ok, the provider HTTP status, or the gateway code of a transport failure).', ['provider', 'endpoint', 'outcome']));
   const offRoster = tally(new CounterTally('gateway_off_roster_requests_total', 'Requests refused for a model not on the roster (unknown_model, missing_provider_prefix), by the prefix before the first "/" when it names a configured provider, else other.', ['prefix']));

@@ -40,11 +40,11 @@ export interface RequestRecord {
   price: PriceTable | null;
   /** usage read as counts and priced (see pricedUsage: the answer's USD is there), kept for the usage and price it was read from. */
   priced: PricedUsage | null;
-  /** Every upstream attempt, in order (README: Failover); null until the first. */
+  /** Every upstream attempt, in order (docs/failover.md); null until the first. */
   attempts: AttemptRecord[] | null;
   /** The routing string is deprecated in routes.yaml (its answers carry Deprecation and Sunset). */
   deprecated: boolean;
-  /** The OpenTelemetry trace of the request when it is traced (README: Tracing), so a log line leads to its trace. */
+  /** The OpenTelemetry trace of the request when it is traced (docs/observability.md), so a log line leads to its trace. */
   traceId: string | null;
   /** Set while the handler still settles the request after its response closed (see holdLine): the line waits for it. */
   lineHeld: boolean;

@@ -1,7 +1,7 @@
 import type { Usage } from '../generated/types/usage.js';
 
 /**
- * The usage charged when the provider reported none (README: Callers): a stream the caller left before the
+ * The usage charged when the provider reported none (docs/callers.md): a stream the caller left before the
  * provider's usage chunk, or a provider that sends no usage. One token per 4 characters, rounded up, the rule of
  * thumb OpenAI gives for English text; the log line marks such an answer `usage_estimated: true`.
  */

@@ -28,7 +28,7 @@ export interface Settlement {
 }
 
 /**
- * What admission holds back until the answer ends (README: Callers, reservations): an estimate of the answer's
+ * What admission holds back until the answer ends (docs/callers.md, reservations): an estimate of the answer's
  * tokens and cost. Taken from the tokens bucket and counted against the budgets at admission, replaced by the real
  * figures at the settle, so requests admitted together overshoot a limit by at most one reservation.
  */

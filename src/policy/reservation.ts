@@ -3,7 +3,7 @@ import type { ChatCompletionRequest } from '../generated/types/chat-completion-r
 import type { Reservation } from './limit-store.js';
 import { estimateTokens } from '../observe/usage-estimate.js';
 
-/** The output a request may write when it names no max_tokens and its model no max_output_tokens (README: Callers). */
+/** The output a request may write when it names no max_tokens and its model no max_output_tokens (docs/callers.md). */
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4096;
 
 /**

@@ -34,7 +34,7 @@ export interface AttemptRequest {
   readonly onCall: (call: UpstreamCall) => void;
   /** Where answers go when the caller did not call /v1/chat/completions; absent: OpenAI chat bytes. */
   readonly answer?: AnswerPlan;
-  /** Told when a stream commits: no attempt follows, so whatever holds the caller's body lets go of it (README: Limits). */
+  /** Told when a stream commits: no attempt follows, so whatever holds the caller's body lets go of it (docs/environment.md). */
   readonly onCommit?: () => void;
 }
 
@@ -54,13 +54,13 @@ export interface PreparedCall {
   readonly writer: AnswerWriter;
   /** The gateway asks for stream usage the caller did not: the caller must not see it. */
   readonly hideUsage: boolean;
-  /** routes.yaml price of the route's model: what its answer costs (README: Callers). */
+  /** routes.yaml price of the route's model: what its answer costs (docs/callers.md). */
   readonly price: ModelTable['price'];
   /** The model the provider is asked for (traces name it). */
   readonly upstreamModel: string;
 }
 
-/** Told how a stream that reached the caller goes (README: Failover): its commit, then its outcome in record.gatewayCode. */
+/** Told how a stream that reached the caller goes (docs/failover.md): its commit, then its outcome in record.gatewayCode. */
 export interface StreamHooks {
   readonly onCommit: () => void;
   readonly onSettled: () => void;
@@ -138,7 +138,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
         providerStatus: reply.status,
       });
     }
-    // Every answer is charged: the provider's usage, else an estimate (README: Callers).
+    // Every answer is charged: the provider's usage, else an estimate (docs/callers.md).
     record.usageEstimated = !translated.usage;
     record.usage = translated.usage ?? estimatedUsage(promptChars, answerTextChars(translated.text));
     traced?.answered(translated.described);

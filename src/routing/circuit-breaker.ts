@@ -1,4 +1,4 @@
-/** routes.yaml `breaker:` (README: Circuit breaker), resolved. */
+/** routes.yaml `breaker:` (docs/failover.md), resolved. */
 export interface BreakerSettings {
   readonly consecutiveFailures: number;
   readonly cooldownMs: number;
@@ -64,7 +64,7 @@ export class EndpointBreaker {
   }
 
   /**
-   * The attempt failed in a way that counts (README: Failover). `retryAfterMs`, from a 429's Retry-After,
+   * The attempt failed in a way that counts (docs/failover.md). `retryAfterMs`, from a 429's Retry-After,
    * ejects the endpoint until then at once (capped at maxCooldownMs).
    */
   failed(admission: Admission, retryAfterMs?: number): void {

@@ -20,7 +20,7 @@ const STREAM_BREAKS = new Set(['upstream_stream_timeout', 'upstream_stream_inter
 const NO_STREAM_HOOKS: StreamHooks = { onCommit: () => {}, onSettled: () => {} };
 /** Routing strings are logged at most this long per attempt, so a line with max_attempts attempts stays bounded. */
 const MAX_LOGGED_ROUTE_CHARS = 64;
-/** Transport failures another endpoint may not have (README: Failover); a stream's only before its first event (after it, none is thrown). */
+/** Transport failures another endpoint may not have (docs/failover.md); a stream's only before its first event (after it, none is thrown). */
 const FAILOVER_CODES = new Set(['upstream_connect_timeout', 'upstream_unreachable', 'upstream_timeout', 'upstream_stream_timeout', 'upstream_stream_interrupted', 'provider_auth_failed']);
 
 /**
@@ -87,7 +87,7 @@ async function serveOnly(request: AttemptRequest, routingString: string, route: 
 }
 
 /**
- * The route's call, or undefined when a fallback's dialect cannot express the request (README: Failover): skipped
+ * The route's call, or undefined when a fallback's dialect cannot express the request (docs/failover.md): skipped
  * like an unconfigured provider, logged with its reason, never the answer. The primary's refusal is thrown.
  */
 function prepareOrSkip(request: AttemptRequest, primary: boolean, name: string, route: ModelTable, provider: RuntimeProvider): PreparedCall | undefined {

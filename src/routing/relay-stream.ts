@@ -13,7 +13,7 @@ import { EventTooLargeError } from '../wire/event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
 import { drained } from './drained.js';
 
-/** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (README: Streaming). */
+/** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (docs/chat-completions.md). */
 const DRAIN_AFTER_END_MS = 1000;
 /**
  * What the event being read costs at its peak, per byte read for it: held as it arrives, then as its text, its
@@ -22,7 +22,7 @@ const DRAIN_AFTER_END_MS = 1000;
 const EVENT_PEAK_COPIES = 8;
 /**
  * How long, and how many bytes, the provider's stream is still read after the caller left, for the usage it reports
- * at its end (README: Callers): the answer is charged that usage, or an estimate when it does not come in time.
+ * at its end (docs/callers.md): the answer is charged that usage, or an estimate when it does not come in time.
  */
 export const USAGE_TAIL_MS = 5000;
 export const USAGE_TAIL_BYTES = 1024 * 1024;
@@ -111,7 +111,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     if (settled) return;
     settled = true;
     res.off('close', onCallerLeft);
-    // Every answer is charged: the provider's usage, else an estimate (README: Callers).
+    // Every answer is charged: the provider's usage, else an estimate (docs/callers.md).
     const raised = record.usage === null ? estimatedUsage(options.promptChars, answerText.chars) : ended ? undefined : completionAtLeastEstimated(record.usage, answerText.chars);
     if (raised) {
       record.usage = raised;

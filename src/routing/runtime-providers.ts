@@ -21,7 +21,7 @@ export interface RuntimeEndpoint {
   readonly missingKeyEnv: string | null;
   /** got instances with every fixed option (timeouts included), so a request adds only its body and id. */
   readonly clients: { readonly streamed: Got; readonly whole: Got };
-  /** This process's view of the endpoint's health (README: Circuit breaker). */
+  /** This process's view of the endpoint's health (docs/failover.md). */
   readonly breaker: EndpointBreaker;
 }
 

@@ -1,4 +1,4 @@
-// The GenAI semantic conventions' names in one place (README: Tracing). Development status upstream: when the
+// The GenAI semantic conventions' names in one place (docs/observability.md). Development status upstream: when the
 // conventions rename something, this file is where it changes. Defined here rather than taken from
 // @opentelemetry/semantic-conventions, whose GenAI constants live in its unstable "incubating" entry.
 import type { Attributes } from '@opentelemetry/api';

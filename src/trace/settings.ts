@@ -1,4 +1,4 @@
-// The standard OTEL_* variables read into settings (README: Tracing). Pure: server.ts hands in its environment.
+// The standard OTEL_* variables read into settings (docs/observability.md). Pure: server.ts hands in its environment.
 
 /** Where one signal (traces or metrics) goes over OTLP/HTTP. */
 export interface OtlpTarget {

@@ -1,7 +1,7 @@
 import type { TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { GenAiMetrics } from './genai-metrics.js';
 
-/** OpenTelemetry as the request path sees it: absent altogether when nothing is configured (README: Tracing). */
+/** OpenTelemetry as the request path sees it: absent altogether when nothing is configured (docs/observability.md). */
 export interface Telemetry {
   /** null when only metrics are exported. */
   readonly tracer: Tracer | null;

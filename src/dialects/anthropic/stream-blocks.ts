@@ -17,7 +17,7 @@ type BlockKey = number | null;
 const keyOf = (index: unknown): BlockKey => (typeof index === 'number' ? index : null);
 
 /**
- * Content blocks open at once in one stream (README: Streaming limits). A sound answer opens one at a time
+ * Content blocks open at once in one stream (docs/chat-completions.md). A sound answer opens one at a time
  * and stops it before the next; more than this is refused, since each open block is held until it stops.
  */
 export const MAX_OPEN_BLOCKS = 64;

@@ -27,7 +27,7 @@ export function createAnthropicStreamTranslator({ routingModel, providerId, incl
   let finished = false;
   let ended = false;
   let counts: AnthropicCounts | undefined;
-  /** The span's description (README: Tracing): message_start's id and model, message_delta's stop reason. */
+  /** The span's description (docs/observability.md): message_start's id and model, message_delta's stop reason. */
   let described: { id: unknown; model: unknown; finishReasons: unknown[] } = { id: null, model: null, finishReasons: [] };
   /** The step that follows the closing of the blocks still open, owed once they are all closed. */
   let afterBlocks: StreamStep | undefined;

@@ -39,7 +39,7 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
   let ended = false;
   let blocked = false;
   let usage: Usage | undefined;
-  /** The span's description (README: Tracing): the first record's responseId and modelVersion. */
+  /** The span's description (docs/observability.md): the first record's responseId and modelVersion. */
   let first: { id: unknown; model: unknown } | undefined;
 
   const choiceAt = (index: number): Choice => {

@@ -121,7 +121,7 @@ function withResponseModel(text: string, routingModel: string): string {
 
 /**
  * The Responses' usage in the chat form's names, which the log line, metrics and callers' budgets read; null
- * without one. Counts are taken as given: the accounting refuses what is not a count (README: Logs).
+ * without one. Counts are taken as given: the accounting refuses what is not a count (docs/observability.md).
  */
 export function chatUsageOf(usage: unknown): Usage | null {
   if (!isObject(usage)) return null;

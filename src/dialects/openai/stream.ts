@@ -23,7 +23,7 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
   // shown that its opening puts model at the top level, a later chunk opening with the same text needs only
   // its rest checked, never the walk up to model again.
   let opening: CommonOpening | undefined;
-  // The span's description (README: Tracing): id and model of the first chunk (one parse per stream), finish reasons as they come.
+  // The span's description (docs/observability.md): id and model of the first chunk (one parse per stream), finish reasons as they come.
   let first: { id: unknown; model: unknown } | undefined;
   const finishReasons: string[] = [];
   return {

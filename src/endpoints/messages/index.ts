@@ -86,6 +86,6 @@ function translatedWriter(routingModel: string): AnswerWriter {
 function countNotServed() {
   return gatewayError(
     'not_found',
-    'POST /v1/messages/count_tokens is served for routes whose provider speaks Anthropic natively only; this gateway does not estimate counts for others (README: POST /v1/messages).',
+    'POST /v1/messages/count_tokens is served for routes whose provider speaks Anthropic natively only; this gateway does not estimate counts for others (docs/messages.md).',
   );
 }

@@ -38,7 +38,7 @@ export function readNativeMessages(body: unknown, countTokens: boolean): { model
  * dropped. cache_control is a hint: dropped.
  */
 export function messagesAsChat(body: Record<string, unknown>): { chat: Record<string, unknown>; paths: CallerPaths } {
-  refuseUnknown(body, KNOWN, ENDPOINT);
+  refuseUnknown(body, KNOWN, ENDPOINT, 'docs/messages.md');
   if (body['top_k'] !== undefined && body['top_k'] !== null) throw unsupportedField('top_k', `'top_k' is not supported on this route: its provider has no top_k.`);
   const maxTokens = body['max_tokens'];
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalidField('max_tokens', `Invalid 'max_tokens': expected a positive integer.`);

@@ -22,7 +22,7 @@ function responsesFormat(maxAnswerChars: number): InboundFormat {
     read({ text, value }) {
       if (!isObject(value)) throw invalidField('', 'The request body must be a JSON object.');
       const { model, stream } = readNativeResponses(value);
-      // To a model routes.yaml marks `api: responses`, the caller's bytes go natively (README: POST /v1/responses).
+      // To a model routes.yaml marks `api: responses`, the caller's bytes go natively (docs/responses.md).
       const native = { call: { format: 'openai-responses', text, headers: {} } as const, writer: nativeResponsesWriter(model) };
       // The chat form is built now; a field it cannot carry is refused only when a route without native Responses comes to serve it.
       let request: ResponsesRequest;
@@ -52,5 +52,5 @@ function responsesWriter(head: ResponseHead, maxAnswerChars: number): AnswerWrit
 
 /** GET or DELETE /v1/responses/{id}: nothing is stored, so there is nothing to find. */
 export const responsesNotStored: RequestHandler = (_req, _res, next) => {
-  next(gatewayError('not_found', 'This gateway is stateless and stores no responses: there is nothing to retrieve or delete (README: POST /v1/responses).'));
+  next(gatewayError('not_found', 'This gateway is stateless and stores no responses: there is nothing to retrieve or delete (docs/responses.md).'));
 };

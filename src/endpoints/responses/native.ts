@@ -10,7 +10,7 @@ const CREATED = 'event: response.created\n';
 
 /**
  * What a Responses request must satisfy on every route, native ones included, before anything is sent: a
- * model, a boolean stream, nothing stored or run in the background, no built-in tool (README: POST /v1/responses).
+ * model, a boolean stream, nothing stored or run in the background, no built-in tool (docs/responses.md).
  */
 export function readNativeResponses(body: Record<string, unknown>): { model: string; stream: boolean } {
   refuseStateful(body);

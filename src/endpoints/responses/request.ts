@@ -45,7 +45,7 @@ function responsesPaths(): CallerPaths {
 export function readResponsesRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw invalidField('', 'The request body must be a JSON object.');
   refuseStateful(body);
-  refuseUnknown(body, KNOWN, ENDPOINT);
+  refuseUnknown(body, KNOWN, ENDPOINT, 'docs/responses.md');
   const model = stringField(body['model'], 'model');
   if (body['truncation'] !== undefined && body['truncation'] !== null && body['truncation'] !== 'disabled') {
     throw unsupportedField('truncation', `'truncation' ${shown(body['truncation'])} is not supported: this gateway never drops input; send "disabled" or leave it out.`);

@@ -6,7 +6,7 @@ import type { ResponsesRequest } from './request.js';
 
 /**
  * What every response object of one request shares: its id, its time, its echo of the request. A stream keeps it
- * until it ends, so it holds nothing else of the request (never the chat request: README: Limits).
+ * until it ends, so it holds nothing else of the request (never the chat request: docs/environment.md).
  */
 export interface ResponseHead {
   readonly id: string;
@@ -58,7 +58,7 @@ function boundedEcho(echo: Readonly<Record<string, unknown>>): { echo: Record<st
 
 export const itemId = (prefix: string): string => `${prefix}_${randomUUID().replaceAll('-', '')}`;
 
-/** The response object; `store` is always false: nothing is kept (README: POST /v1/responses). */
+/** The response object; `store` is always false: nothing is kept (docs/responses.md). */
 export function responseObject(head: ResponseHead, status: string, output: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: head.id,

@@ -45,7 +45,7 @@ function imageBlock(part: JsonNode): string {
   const param = image?.isString ? `${part.path}.image_url` : `${part.path}.image_url.url`;
   const url = urlNode?.value;
   if (typeof url !== 'string') throw invalid(param, `Invalid '${param}': expected a string URL.`);
-  // A resolution hint Anthropic has no counterpart for: dropped (README), so a vision client that always sends it works.
+  // A resolution hint Anthropic has no counterpart for: dropped (docs/dialect-anthropic.md), so a vision client that always sends it works.
   const detail = image?.isString ? undefined : image?.given('detail');
   if (detail !== undefined && !IMAGE_DETAILS.has(detail.value)) {
     throw invalid(`${part.path}.image_url.detail`, `Invalid '${part.path}.image_url.detail' ${shown(detail.value)}: expected "auto", "low" or "high".`);
