@@ -12,6 +12,7 @@ import { framed, responseEvents, responseObject, messageOutput } from './helpers
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { parseExposition, valueOf } from './helpers/prometheus.js';
 import { startTelemetry } from '../src/trace/start-telemetry.js';
+import { estimateTokens } from '../src/observe/usage-estimate.js';
 
 t.setTimeout(120_000);
 
@@ -229,4 +230,19 @@ t.test('a native Messages stream the caller cancels: its attempt logged, counted
     'gen_ai.usage.input_tokens': 11,
     'gen_ai.usage.output_tokens': 40,
   });
+});
+
+t.test('a native Responses stream cut after the caller left, without usage: charged an estimate of its text counted once, not again in its .done events', async (t) => {
+  const rig = await startRig(t);
+  const events = responseEvents(['Hello', ' world'], { end: false });
+  const paused = pausedScript(framed(events.slice(0, 5)), framed(events.slice(5)));
+  rig.script = async (request, res) => {
+    await paused.script(request, res);
+    res.destroy();
+  };
+  await cancelAfterFirstEvent(rig.gateway, '/v1/responses', { model: 'oai/resp', input: 'hi', stream: true }, 'resp-cut-estimate');
+  paused.release();
+  const line = await requestLine(rig.gateway, 'resp-cut-estimate');
+  t.match(line, { gateway_code: 'caller_disconnected', usage_estimated: true, completion_tokens: estimateTokens('Hello world'.length) });
+  t.match(line['attempts'], [{ outcome: 'caller_disconnected' }]);
 });
