@@ -9,9 +9,9 @@ import { startGateway, type RunningGateway } from './helpers/gateway.js';
 import { sendJson, startMockUpstream, type RecordedRequest } from './helpers/mock-upstream.js';
 import { startEventStream } from './helpers/sse-upstream.js';
 import { framed, responseEvents, responseObject, messageOutput } from './helpers/native-responses-rig.js';
-import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
+import { SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { parseExposition, valueOf } from './helpers/prometheus.js';
-import { startTelemetry } from '../src/trace/start-telemetry.js';
+import { cancelAfterFirstEvent as cancelStream, requestLine, tracedToReceiver } from './helpers/cancelled-stream.js';
 import { estimateTokens } from '../src/observe/usage-estimate.js';
 
 t.setTimeout(120_000);
@@ -56,21 +56,7 @@ interface Rig {
 
 /** A mock provider speaking both native APIs (by path), a gateway tracing to a real OTLP receiver. */
 async function startRig(t: Test): Promise<Rig> {
-  const collector = await startOtlpReceiver();
-  t.teardown(() => collector.close());
-  const telemetry = startTelemetry(
-    {
-      traces: { url: `${collector.origin}/v1/traces`, protocol: 'http/json', headers: {} },
-      metrics: { url: `${collector.origin}/v1/metrics`, protocol: 'http/json', headers: {} },
-      serviceName: 'gateway-under-test',
-      resourceAttributes: {},
-      sampler: 'parentbased_always_on',
-      samplerRatio: 1,
-      metricIntervalMs: 200,
-    },
-    { version: '0.0.0-test', exportDelayMs: 50 },
-  );
-  t.teardown(() => telemetry.shutdown(1000));
+  const { collector, telemetry } = await tracedToReceiver(t);
   const rig = { script: (_request, res) => sendJson(res, 500, { error: { message: 'no script' } }) } as Rig & { script: Script };
   const upstream = await startMockUpstream((request, res) => rig.script(request, res));
   t.teardown(() => upstream.close());
@@ -83,38 +69,6 @@ async function startRig(t: Test): Promise<Rig> {
 async function attemptSpan(collector: OtlpReceiver, requestId: string): Promise<ReceivedSpan> {
   const server = await collector.waitFor(() => collector.spans.find((span) => span.kind === SPAN_KIND.server && span.attributes['gateway.request_id'] === requestId), 20_000);
   return collector.waitFor(() => collector.spans.find((span) => span.kind === SPAN_KIND.client && span.parentSpanId === server.spanId), 20_000);
-}
-
-async function requestLine(gateway: RunningGateway, requestId: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const line = gateway.requestLogs().find((found) => found['request_id'] === requestId);
-    if (line) return line;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no request log line for ${requestId}`);
-}
-
-/** POSTs a streamed request and cancels it once its first event arrived; resolves when the gateway saw the caller leave. */
-async function cancelAfterFirstEvent(gateway: RunningGateway, path: string, body: unknown, requestId: string): Promise<void> {
-  const controller = new AbortController();
-  const response = await fetch(`${gateway.origin}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-request-id': requestId, 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify(body),
-    signal: controller.signal,
-  });
-  if (response.status !== 200) throw new Error(`status ${response.status}: ${await response.text()}`);
-  const reader = response.body!.getReader();
-  let text = '';
-  while (!text.includes('\n\n')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('the stream ended before its first event');
-    text += Buffer.from(value).toString('utf8');
-  }
-  controller.abort();
-  await reader.cancel().catch(() => {});
-  while (gateway.tracked().inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** A provider that sends `first`, waits until the test releases it (after the caller left), then ends with `rest`. */
@@ -198,7 +152,7 @@ t.test('a native Responses stream the caller cancels: its attempt logged, counte
   const events = responseEvents(['Hello', ' world']);
   const paused = pausedScript(framed(events.slice(0, 5)), framed(events.slice(5)));
   rig.script = paused.script;
-  await cancelAfterFirstEvent(rig.gateway, '/v1/responses', { model: 'oai/resp', input: 'hi', stream: true }, 'resp-cancel');
+  await cancelStream(rig.gateway, { model: 'oai/resp', input: 'hi', stream: true }, { 'x-request-id': 'resp-cancel' }, '/v1/responses');
   paused.release();
   const line = await requestLine(rig.gateway, 'resp-cancel');
   t.match(line, { stream: true, status: 200, completed: false, gateway_code: 'caller_disconnected', prompt_tokens: 20, completion_tokens: 6, usage_estimated: false });
@@ -217,7 +171,7 @@ t.test('a native Messages stream the caller cancels: its attempt logged, counted
   const rig = await startRig(t);
   const paused = pausedScript(CLAUDE_OPENING, claudeClosing('max_tokens', 40));
   rig.script = paused.script;
-  await cancelAfterFirstEvent(rig.gateway, '/v1/messages', { model: 'claude/plain', max_tokens: 40, messages: [{ role: 'user', content: 'hi' }], stream: true }, 'msg-cancel');
+  await cancelStream(rig.gateway, { model: 'claude/plain', max_tokens: 40, messages: [{ role: 'user', content: 'hi' }], stream: true }, { 'x-request-id': 'msg-cancel', 'anthropic-version': '2023-06-01' }, '/v1/messages');
   paused.release();
   const line = await requestLine(rig.gateway, 'msg-cancel');
   t.match(line, { stream: true, status: 200, completed: false, gateway_code: 'caller_disconnected', prompt_tokens: 11, completion_tokens: 40, usage_estimated: false });
@@ -240,7 +194,7 @@ t.test('a native Responses stream cut after the caller left, without usage: char
     await paused.script(request, res);
     res.destroy();
   };
-  await cancelAfterFirstEvent(rig.gateway, '/v1/responses', { model: 'oai/resp', input: 'hi', stream: true }, 'resp-cut-estimate');
+  await cancelStream(rig.gateway, { model: 'oai/resp', input: 'hi', stream: true }, { 'x-request-id': 'resp-cut-estimate' }, '/v1/responses');
   paused.release();
   const line = await requestLine(rig.gateway, 'resp-cut-estimate');
   t.match(line, { gateway_code: 'caller_disconnected', usage_estimated: true, completion_tokens: estimateTokens('Hello world'.length) });
