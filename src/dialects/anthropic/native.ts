@@ -65,7 +65,7 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
   let held = '';
   let heldKeepAlive = false;
   let committed = false;
-  // The span's description (README: Tracing): message_start's id and model, message_delta's stop reason.
+  // The span's description (docs/observability.md): message_start's id and model, message_delta's stop reason.
   let described: AnswerDescription = { id: null, model: null, finishReasons: [] };
   return {
     describe: () => described,

@@ -74,7 +74,7 @@ const RESPONSES_NATIVE: Omit<NativeDialect, 'buildRequest'> = {
  */
 function responsesStreamTranslator(routingModel: string): StreamTranslator {
   let ended = false;
-  // The span's description (README: Tracing): response.created's id and model, the terminal event's finish reason.
+  // The span's description (docs/observability.md): response.created's id and model, the terminal event's finish reason.
   let described: AnswerDescription = { id: null, model: null, finishReasons: [] };
   return {
     describe: () => described,
