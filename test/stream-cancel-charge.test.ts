@@ -8,8 +8,8 @@ import { chunk, sseBody, startEventStream } from './helpers/sse-upstream.js';
 import { SEARCH_KEY, bearer, callersRoutes, digestLine } from './helpers/callers-routes.js';
 import { ANTHROPIC_ROUTES } from './helpers/mock-anthropic.js';
 import { parseExposition, valueOf } from './helpers/prometheus.js';
-import { SPAN_KIND, startOtlpReceiver } from './helpers/otlp-receiver.js';
-import { startTelemetry } from '../src/trace/start-telemetry.js';
+import { SPAN_KIND } from './helpers/otlp-receiver.js';
+import { cancelAfterFirstEvent as cancelStream, requestLine, tracedToReceiver } from './helpers/cancelled-stream.js';
 import type { Telemetry } from '../src/trace/telemetry.js';
 import { USAGE_TAIL_MS } from '../src/routing/relay-stream.js';
 import { AnswerTextCounter, EXACT_SCAN_CHARS, answerTextChars, estimateTokens } from '../src/observe/usage-estimate.js';
@@ -59,38 +59,8 @@ async function pausedProvider(t: Test) {
   };
 }
 
-/** A streamed request the caller cancels once the first event arrived; resolves when the caller's connection is closed. */
-async function cancelAfterFirstEvent(gateway: RunningGateway, body: unknown, headers = bearer(SEARCH_KEY)): Promise<string> {
-  const controller = new AbortController();
-  const response = await fetch(`${gateway.origin}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    signal: controller.signal,
-  });
-  const reader = response.body!.getReader();
-  let text = '';
-  while (!text.includes('\n\n')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error('the stream ended before its first event');
-    text += Buffer.from(value).toString('utf8');
-  }
-  controller.abort();
-  await reader.cancel().catch(() => {});
-  // The gateway saw its response close (the drain's in-flight count drops then): what the provider sends next comes after the caller left.
-  while (gateway.tracked().inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-  return text;
-}
-
-async function requestLine(gateway: RunningGateway, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const line = gateway.requestLogs()[0];
-    if (line) return line;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('no request log line');
-}
+/** A chat stream of the search team, cancelled once its first event arrived. */
+const cancelAfterFirstEvent = (gateway: RunningGateway, body: unknown, headers = bearer(SEARCH_KEY)) => cancelStream(gateway, body, headers);
 
 async function startRig(t: Test, provider: { upstream: MockUpstream }, extra: { telemetry?: Telemetry } = {}) {
   const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: provider.upstream.origin, ...extra });
@@ -221,21 +191,7 @@ t.test('a stream cut after only its opening usage (Anthropic message_start) is c
 });
 
 t.test('the attempt span of a cancelled stream has the response model, id and finish reasons, and its usage', async (t) => {
-  const collector = await startOtlpReceiver();
-  t.teardown(() => collector.close());
-  const telemetry = startTelemetry(
-    {
-      traces: { url: `${collector.origin}/v1/traces`, protocol: 'http/json', headers: {} },
-      metrics: { url: `${collector.origin}/v1/metrics`, protocol: 'http/json', headers: {} },
-      serviceName: 'gateway-under-test',
-      resourceAttributes: {},
-      sampler: 'parentbased_always_on',
-      samplerRatio: 1,
-      metricIntervalMs: 200,
-    },
-    { version: '0.0.0-test', exportDelayMs: 50 },
-  );
-  t.teardown(() => telemetry.shutdown(1000));
+  const { collector, telemetry } = await tracedToReceiver(t);
   const provider = await pausedProvider(t);
   const gateway = await startRig(t, provider, { telemetry });
   const usage = { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 };

@@ -52,6 +52,7 @@ export class AnswerTextCounter {
   #beyond = 0;
 
   add(events: string): void {
+    if (repeatsText(events)) return;
     if (this.#scanned < EXACT_SCAN_CHARS) {
       this.#scanned += events.length;
       this.#text += answerTextChars(events);
@@ -63,6 +64,17 @@ export class AnswerTextCounter {
   get chars(): number {
     return this.#text + (this.#beyond === 0 ? 0 : Math.round((this.#beyond * this.#text) / this.#scanned));
   }
+}
+
+const RESPONSES_EVENT = 'event: response.';
+const RESPONSES_REPEAT = /^event: response\.(?:[\w.]*\.done|completed|incomplete|failed)\n/;
+
+/**
+ * A Responses event (one per step, as a native Responses stream frames it) whose text repeats what the deltas
+ * before it carried, which are counted instead: a `.done` event's text, part or item, the final response's output.
+ */
+function repeatsText(events: string): boolean {
+  return events.startsWith(RESPONSES_EVENT) && RESPONSES_REPEAT.test(events);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
-import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
+import type { AnswerDescription, NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { refuseGatedFields, refuseServerTools } from './request/gated-fields.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { isObject, parseJson } from './json-values.js';
@@ -32,7 +32,8 @@ export function anthropicNative(format: NativeFormat, route: NativeRoute): Nativ
       if (format === 'anthropic-count-tokens') return typeof parsed['input_tokens'] === 'number' ? { text, usage: null } : undefined;
       if (!Array.isArray(parsed['content'])) return undefined;
       const counts = mergeCounts(undefined, parsed['usage']);
-      return { text: setTopLevelString(text, scan, 'model', routingModel), usage: counts ? openAIUsage(counts).accounting : null };
+      const described = { id: parsed['id'], model: parsed['model'], finishReasons: [parsed['stop_reason']] };
+      return { text: setTopLevelString(text, scan, 'model', routingModel), usage: counts ? openAIUsage(counts).accounting : null, described };
     },
     createStreamReader(context) {
       return sseStreamReader(nativeStreamTranslator(context.routingModel), context.maxEventChars);
@@ -64,7 +65,10 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
   let held = '';
   let heldKeepAlive = false;
   let committed = false;
+  // The span's description (docs/observability.md): message_start's id and model, message_delta's stop reason.
+  let described: AnswerDescription = { id: null, model: null, finishReasons: [] };
   return {
+    describe: () => described,
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return committed ? { frames: `: ${message.text}\n\n` } : holdKeepAlive(`: ${message.text}\n\n`);
@@ -73,9 +77,14 @@ function nativeStreamTranslator(routingModel: string): StreamTranslator {
       let text = message.data;
       if (type === 'message_start' && isObject(data['message'])) {
         counts = mergeCounts(counts, data['message']['usage']);
+        described = { id: data['message']['id'], model: data['message']['model'], finishReasons: described.finishReasons };
         text = withMessageModel(text, routingModel);
       }
-      if (type === 'message_delta') counts = mergeCounts(counts, data['usage']);
+      if (type === 'message_delta') {
+        counts = mergeCounts(counts, data['usage']);
+        const stopReason = isObject(data['delta']) ? data['delta']['stop_reason'] : undefined;
+        if (stopReason != null) described = { ...described, finishReasons: [stopReason] };
+      }
       const frames = `event: ${type ?? 'message'}\ndata: ${text.replaceAll(/\r\n|\r|\n/g, '')}\n\n`;
       const usage = counts ? openAIUsage(counts).accounting : undefined;
       if (type === 'message_start' && !committed) {

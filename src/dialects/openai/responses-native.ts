@@ -1,6 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
 import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelScan } from '../../wire/json-top-level.js';
-import type { NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
+import type { AnswerDescription, NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { typedEvent } from '../typed-event.js';
@@ -58,7 +58,7 @@ const RESPONSES_NATIVE: Omit<NativeDialect, 'buildRequest'> = {
     const parsed = parseJson(text);
     const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
     if (!scan || !isObject(parsed) || !Array.isArray(parsed['output'])) return undefined;
-    const described = { id: parsed['id'], model: parsed['model'], finishReasons: [parsed['status']] };
+    const described = { id: parsed['id'], model: parsed['model'], finishReasons: finishReasonsOf(parsed) };
     return { text: setTopLevelString(text, scan, 'model', routingModel), usage: chatUsageOf(parsed['usage']), described };
   },
   createStreamReader(context) {
@@ -74,7 +74,10 @@ const RESPONSES_NATIVE: Omit<NativeDialect, 'buildRequest'> = {
  */
 function responsesStreamTranslator(routingModel: string): StreamTranslator {
   let ended = false;
+  // The span's description (docs/observability.md): response.created's id and model, the terminal event's finish reason.
+  let described: AnswerDescription = { id: null, model: null, finishReasons: [] };
   return {
+    describe: () => described,
     translate(message) {
       if (ended) return CONTINUE;
       if (message.kind === 'comment') return { frames: `: ${message.text}\n\n` };
@@ -86,6 +89,8 @@ function responsesStreamTranslator(routingModel: string): StreamTranslator {
       const frames = `event: ${type.replaceAll(/[\r\n]/g, '')}\ndata: ${text.replaceAll(/\r\n|\r|\n/g, '')}\n\n`;
       const usage = response ? chatUsageOf(response['usage']) : null;
       const step: { frames: string; usage?: Usage } = usage ? { frames, usage } : { frames };
+      if (response && type === 'response.created') described = { id: response['id'], model: response['model'], finishReasons: [] };
+      if (response && (COMPLETE.has(type) || type === 'response.failed')) described = { ...described, finishReasons: finishReasonsOf(response) };
       if (COMPLETE.has(type)) {
         ended = true;
         return { ...step, end: 'done' };
@@ -99,6 +104,15 @@ function responsesStreamTranslator(routingModel: string): StreamTranslator {
       return step;
     },
   };
+}
+
+/**
+ * Why a response stopped, as the provider said it, for the span's finish reasons: its status (completed, failed),
+ * or for an incomplete one the reason it gives (max_output_tokens, content_filter), which says more.
+ */
+function finishReasonsOf(response: Record<string, unknown>): unknown[] {
+  const details = isObject(response['incomplete_details']) ? response['incomplete_details'] : {};
+  return [response['status'] === 'incomplete' && typeof details['reason'] === 'string' ? details['reason'] : response['status']];
 }
 
 /** The status an in-stream error stands for, by OpenAI's codes; 500 when it says nothing more. */
