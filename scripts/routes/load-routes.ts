@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { Problem } from './problem.js';
 import { badIndentMessage, keyProblems } from './yaml-wording.js';
 
@@ -39,9 +39,15 @@ export function loadRoutes(text: string): LoadedRoutes {
   const tooMany = countProblem(doc);
   if (tooMany) problems.push({ ...positionOf(tooMany.offset), message: tooMany.message });
   const index = new WeakMap<YAMLMap, Map<string, Pair>>();
-  return {
+  let data: unknown;
+  if (doc.errors.length === 0 && !tooMany) {
+    const js = aliasesExpanded(doc);
+    if (js.problem) problems.push({ ...positionOf(js.problem.offset), message: js.problem.message });
     // A duplicate or refused key still leaves a usable document, so the other checks run too.
-    data: doc.errors.length === 0 && !tooMany ? withoutProtoKeys(doc.toJS({ maxAliasCount: 100 }), keys.some(({ key }) => key === '__proto__')) : undefined,
+    else data = withoutProtoKeys(js.value, keys.some(({ key }) => key === '__proto__'));
+  }
+  return {
+    data,
     problems,
     locate(path, at = 'value') {
       return positionOf(findNode(doc, path, at, index)?.range?.[0]);
@@ -85,6 +91,29 @@ function countProblem(doc: Document): { offset: number; message: string } | unde
     return { offset, message: `${section}: ${map.items.length.toLocaleString('en-US')} ${what}, over the ${most.toLocaleString('en-US')} the compiler takes; this is the first one over. Nothing else was checked` };
   }
   return undefined;
+}
+
+/** The most alias uses the document may expand to, counting what each repeats (yaml's guard against alias bombs). */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The document as plain data, or a problem at its first alias when yaml refuses to expand the aliases (a "billion
+ * laughs" file: nested aliases that would repeat a node millions of times), rather than yaml's exception.
+ */
+function aliasesExpanded(doc: Document): { value?: unknown; problem?: { offset: number; message: string } } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
+  } catch (error) {
+    let offset = 0;
+    visit(doc, {
+      Alias(_key, node) {
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    const why = error instanceof Error ? error.message : String(error);
+    return { problem: { offset, message: `YAML: the aliases (*name) would expand past ${MAX_ALIAS_COUNT} uses counting what each repeats (${why}); write the repeated parts out or use fewer nested aliases` } };
+  }
 }
 
 /** A `__proto__` key was reported; without it here the other checks say nothing more of it (and nothing assigns it). */

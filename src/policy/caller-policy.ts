@@ -65,7 +65,7 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
       if (!limited.has(caller)) return undefined;
       const admission = await store.admit(caller, periodsAt(Date.now()), {
         tokens: caller.limits.tokensPerMinute === null ? 0 : reserve.tokens,
-        usd: caller.budget === null ? 0 : reserve.usd,
+        usd: caller.budget === null ? 0 : Math.min(reserve.usd, largestBudget(caller.budget)),
       });
       const headers = rateLimitHeaders(caller.limits, admission);
       if (admission.refused === null) {
@@ -96,4 +96,13 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
 function hasLimits(caller: CallerTable): boolean {
   const { requestsPerMinute, tokensPerMinute, concurrentRequests } = caller.limits;
   return requestsPerMinute !== null || tokensPerMinute !== null || concurrentRequests !== null || caller.budget !== null;
+}
+
+/**
+ * The most a reservation holds back of a budget: its whole. One that large already refuses every other request
+ * while it is in flight; a larger one (max_tokens 2^53-1 x n 2^53-1: 1e26 USD) would swallow, in the float of
+ * the reservations in flight, those of the requests admitted before it, and free them when it settled.
+ */
+function largestBudget(budget: NonNullable<CallerTable['budget']>): number {
+  return Math.max(budget.usdPerMonth ?? 0, budget.usdPerDay ?? 0);
 }

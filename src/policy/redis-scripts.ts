@@ -1,4 +1,11 @@
 /**
+ * The longest a bucket key lives: a bucket more than a day of refill in debt is let go after a day (full again).
+ * Without it a caller's max_tokens x n, or a provider's usage, deep enough made PEXPIRE fail the script, and the
+ * instance took Redis for down.
+ */
+const MAX_BUCKET_TTL_MS = 86_400_000;
+
+/**
  * The Redis side of bucket-math.ts, as Lua scripts Redis runs atomically: one decision per request across every instance.
  * Time is Redis's own (TIME), so the instances' clocks need not agree. Every key expires once it holds nothing a full
  * bucket would not: a bucket when it has refilled, the in-flight set after its lease (SLOT_LEASE_MS), spend after its period.
@@ -16,7 +23,8 @@ local function level(key, cap)
 end
 local function store(key, cap, l)
   redis.call('HSET', key, 'level', tostring(l), 'at', now)
-  redis.call('PEXPIRE', key, math.ceil((cap - l) * 60000 / cap) + 1000)
+  -- At most a day: a bucket that deep in debt (an absurd max_tokens x n, or usage) would ask an expiry Redis refuses.
+  redis.call('PEXPIRE', key, math.min(math.ceil((cap - l) * 60000 / cap) + 1000, ${MAX_BUCKET_TTL_MS}))
 end
 `;
 

@@ -40,7 +40,8 @@ export function messagesStream(routingModel: string): StreamFrames {
   const chunk = (data: Record<string, unknown>): string => {
     if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
-    if (!choice) return '';
+    // One answer: a provider's other choices (Gemini candidates, which this endpoint never asks for) are not mixed into it.
+    if (!choice || (choice['index'] ?? 0) !== 0) return '';
     const fields = isObject(choice['delta']) ? choice['delta'] : {};
     let frames = '';
     const reasoning = fields['reasoning_content'];

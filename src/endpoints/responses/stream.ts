@@ -137,7 +137,8 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number, hold
   const chunk = (data: Record<string, unknown>): string => {
     if (data['usage'] !== undefined && data['usage'] !== null) usage = usageOf(data['usage']);
     const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
-    if (!choice) return '';
+    // One answer: a provider's other choices (Gemini candidates, which this endpoint never asks for) are not mixed into it.
+    if (!choice || (choice['index'] ?? 0) !== 0) return '';
     const delta = isObject(choice['delta']) ? choice['delta'] : {};
     let frames = '';
     if (typeof delta['reasoning_content'] === 'string' && delta['reasoning_content'] !== '') frames += reasoningText(delta['reasoning_content']);
