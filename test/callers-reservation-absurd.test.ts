@@ -32,9 +32,11 @@ async function heldProvider() {
   return { upstream, release, arrived: () => arrived };
 }
 
-for (const [what, limits] of [
-  ['a budget of 1 USD', '    budget: { usd_per_month: 1 }'],
-  ['tokens_per_minute 500,000', '    limits: { tokens_per_minute: 500000 }'],
+// A budget does not refill; a tokens bucket of 500,000 a minute refills ~8 tokens a millisecond, so one more request
+// may get in on what refilled while the others arrive (still far from the four a freed count would admit).
+for (const [what, limits, most] of [
+  ['a budget of 1 USD', '    budget: { usd_per_month: 1 }', 1],
+  ['tokens_per_minute 500,000', '    limits: { tokens_per_minute: 500000 }', 2],
 ] as const) {
   t.test(`${what}: an absurd reservation settling first does not free the reservations still in flight`, async (t) => {
     const provider = await heldProvider();
@@ -61,7 +63,7 @@ for (const [what, limits] of [
     const admitted = provider.arrived() - 4;
     provider.release();
     await Promise.all([...held, ...more].map(async (answer) => (await answer).text()));
-    t.ok(admitted <= 1, `${admitted} more admitted while four are in flight`);
+    t.ok(admitted <= most, `${admitted} more admitted while four are in flight`);
   });
 }
 
@@ -71,3 +73,28 @@ async function until(done: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+t.test('tokens_per_minute 1,000: an absurd max_tokens in flight holds back one minute of tokens, not 10^15 of them', async (t) => {
+  const provider = await heldProvider();
+  t.teardown(() => provider.upstream.close());
+  const gateway = await startGateway({ routes: routes('    limits: { tokens_per_minute: 1000 }'), upstreamOrigin: provider.upstream.origin });
+  t.teardown(() => gateway.close());
+  const bearerKey = bearer(SEARCH_KEY);
+
+  const absurd = gateway.post({ model: 'mock/big', messages: HI, max_tokens: Number.MAX_SAFE_INTEGER }, bearerKey);
+  await until(() => provider.arrived() === 1);
+  // The bucket is at zero and refilling: the next request may still get in (the one-reservation overshoot) and
+  // hold its own capped reservation; the one after it must wait, and for at most a minute of refill.
+  const first = gateway.post(SMALL, bearerKey);
+  let firstAnswer: Response | undefined;
+  void first.then((answer) => (firstAnswer = answer));
+  await until(() => provider.arrived() === 2 || firstAnswer !== undefined);
+  const refused = firstAnswer?.status === 429 ? firstAnswer : await gateway.post(SMALL, bearerKey);
+  t.equal(refused.status, 429, 'a request waits for the tokens the ones in flight hold');
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  t.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${refused.headers.get('retry-after')} s: at most the minute that refills the whole limit`);
+  t.notMatch(((await refused.json()) as { error: { message: string } }).error.message, /e\+/, 'the message names a plain number of seconds');
+  provider.release();
+  t.equal((await absurd).status, 200);
+  await (await first).text();
+});

@@ -64,7 +64,9 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
     async admit(caller, res, reserve) {
       if (!limited.has(caller)) return undefined;
       const admission = await store.admit(caller, periodsAt(Date.now()), {
-        tokens: caller.limits.tokensPerMinute === null ? 0 : reserve.tokens,
+        // At most the whole limit, for the reason a budget's share is capped below; and so a caller's absurd
+        // max_tokens holds its own next requests for at most the minute that refills the bucket.
+        tokens: caller.limits.tokensPerMinute === null ? 0 : Math.min(reserve.tokens, caller.limits.tokensPerMinute),
         usd: caller.budget === null ? 0 : Math.min(reserve.usd, largestBudget(caller.budget)),
       });
       const headers = rateLimitHeaders(caller.limits, admission);
