@@ -101,7 +101,15 @@ t.test('a hostile Gemini: an index outside 0 to 7 or two candidates at one index
   }
   const streamed = await (await gateway.post({ model: 'gem/flash', messages: hi, n: 2, stream: true })).text();
   t.match(streamed, /"content":"fine"/);
-  t.match(streamed, /"gateway_code":"provider_stream_error"/);
+  t.match(streamed, /"gateway_code":"invalid_upstream_response"/);
   t.match(streamed, /sent a candidate outside indexes 0 to 7/);
   t.notOk(streamed.includes('[DONE]'));
+});
+
+t.test('a hostile Gemini stream whose first record has a candidate outside 0 to 7: 502 invalid_upstream_response, not a provider error', async (t) => {
+  const sse = geminiSse([candidatesResponse([{ index: 9, parts: [{ text: 'x' }] }])]);
+  const { gateway } = await geminiGateway(t, () => ({ sse }));
+  const reply = await gateway.post({ model: 'gem/flash', messages: hi, n: 2, stream: true });
+  t.equal(reply.status, 502);
+  t.match(((await reply.json()) as { error: unknown }).error, { gateway_code: 'invalid_upstream_response', message: /outside indexes 0 to 7/ });
 });

@@ -1,5 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
 import { SSE_DONE, sseError } from '../../wire/sse-format.js';
+import { gatewayError } from '../../wire/gateway-error.js';
 import { ChunkWriter } from '../chunk-writer.js';
 import type { StreamContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
@@ -76,7 +77,8 @@ export function createGeminiStreamTranslator({ routingModel, providerId, include
       chunks.useId(parsed['responseId']);
       first ??= { id: parsed['responseId'], model: parsed['modelVersion'] };
       const candidates = candidatesOf(parsed);
-      if (candidates === undefined) return fail(`The provider "${providerId}" sent a candidate outside indexes 0 to ${MAX_CANDIDATES - 1}.`);
+      // Not an error the provider reported but a record that is not an answer: the same 502 as a whole answer gets.
+      if (candidates === undefined) throw gatewayError('invalid_upstream_response', `The provider "${providerId}" sent a candidate outside indexes 0 to ${MAX_CANDIDATES - 1}.`, { provider: providerId });
       if (candidates.length === 0 && promptBlocked(parsed)) blocked = true;
       let frames = '';
       for (const { index, candidate } of candidates) {
