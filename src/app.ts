@@ -12,7 +12,7 @@ import { cors, type CorsOrigins } from './caller/cors.js';
 import { deferContinue } from './caller/expect-continue.js';
 import { GatewayError, gatewayError } from './wire/gateway-error.js';
 import { Lifecycle } from './caller/lifecycle.js';
-import { lingerAfterEarlyAnswer } from './caller/linger.js';
+import { lingerAfterEarlyAnswer, LINGER_DEFAULTS, type LingerBounds } from './caller/linger.js';
 import { describeError } from './observe/log-fields.js';
 import { redactGatewayError, type Redact } from './observe/redact-secrets.js';
 import { recordOf, requestLog } from './observe/request-log.js';
@@ -55,6 +55,8 @@ export interface AppOptions {
   readonly redisUrl?: string | null;
   /** OpenTelemetry, when configured (server.ts starts it from OTEL_*); absent: no span, no cost. */
   readonly telemetry?: Telemetry;
+  /** How long and how much an early-answered caller's body is read before the socket is cut; default LINGER_DEFAULTS. */
+  readonly linger?: LingerBounds;
 }
 
 export interface Gateway {
@@ -72,6 +74,7 @@ export interface Gateway {
 /** The whole HTTP surface, built from compiled tables. It never listens: server.ts (or a test) does. */
 export function createGateway(tables: RouteTables, options: AppOptions): Gateway {
   const { logger } = options;
+  const linger = options.linger ?? LINGER_DEFAULTS;
   const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`, (level, message) => logger[level](message));
   for (const warning of providers.warnings) logger.warn(warning);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
@@ -107,6 +110,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     maxUpstreamBodyBytes: options.maxUpstreamBodyBytes,
     streams: new StreamsInFlight(options.maxStreamBytesInFlight ?? defaultStreamBytesInFlight()),
     lifecycle,
+    linger,
     ...(policy.named ? { policy } : {}),
   };
 
@@ -143,7 +147,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.use((req, _res, next) => {
     next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses and /v1/messages.`));
   });
-  app.use(answerError(logger, providers.redact));
+  app.use(answerError(logger, providers.redact, linger));
   return {
     app,
     checkContinue: deferContinue(app),
@@ -189,7 +193,7 @@ function methodNotAllowed(allow: string): RequestHandler {
  * Every failure leaves as the envelope: never Express's HTML page, never a stack trace, and never a
  * provider key, whatever the provider put in its error message.
  */
-function answerError(logger: Logger, redact: Redact): ErrorRequestHandler {
+function answerError(logger: Logger, redact: Redact, linger: LingerBounds): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const answer = redactGatewayError(toGatewayError(error), redact);
     const record = recordOf(res);
@@ -204,7 +208,7 @@ function answerError(logger: Logger, redact: Redact): ErrorRequestHandler {
     // A body we stopped reading (401, 413, 415, …): close after answering, reading what is still coming for a bounded while first.
     if (!req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0)) {
       res.setHeader('connection', 'close');
-      lingerAfterEarlyAnswer(req);
+      lingerAfterEarlyAnswer(req, linger);
     }
     sendError(res, answer);
   };

@@ -8,6 +8,14 @@ export const LINGER_MAX_MS = 30_000;
 /** How much of that body is read and thrown away, at most. */
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 
+/** The three bounds together: the gateway uses the defaults; a test shortens them to prove each in seconds. */
+export interface LingerBounds {
+  readonly idleMs: number;
+  readonly maxMs: number;
+  readonly maxBytes: number;
+}
+export const LINGER_DEFAULTS: LingerBounds = { idleMs: LINGER_IDLE_MS, maxMs: LINGER_MAX_MS, maxBytes: LINGER_MAX_BYTES };
+
 /**
  * nginx's lingering close, for an answer sent before the request's body has arrived (401, 413, 415, 503,
  * request_too_complex, …). Closing at once would leave the caller's unsent body unread, and the kernel answers
@@ -17,17 +25,17 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
  * sooner when the caller goes silent for LINGER_IDLE_MS, or past LINGER_MAX_MS or LINGER_MAX_BYTES.
  * Call before sending the answer.
  */
-export function lingerAfterEarlyAnswer(req: IncomingMessage): void {
+export function lingerAfterEarlyAnswer(req: IncomingMessage, bounds: LingerBounds = LINGER_DEFAULTS): void {
   const socket = req.socket as (Socket & { destroySoon?: () => void }) | null;
   if (!socket || socket.destroyed || req.complete) return;
   let read = 0;
   const cut = () => socket.destroy();
-  const total = setTimeout(cut, LINGER_MAX_MS).unref();
+  const total = setTimeout(cut, bounds.maxMs).unref();
   // A loop blocked past the idle time fires this before reading what arrived meanwhile: look once more after I/O.
   const idle = setTimeout(() => {
     const before = read;
     setImmediate(() => (read === before ? cut() : idle.refresh()));
-  }, LINGER_IDLE_MS).unref();
+  }, bounds.idleMs).unref();
   socket.once('close', () => {
     clearTimeout(total);
     clearTimeout(idle);
@@ -37,7 +45,7 @@ export function lingerAfterEarlyAnswer(req: IncomingMessage): void {
   socket.destroySoon = () => socket.end();
   req.on('data', (chunk: Buffer) => {
     read += chunk.length;
-    if (read > LINGER_MAX_BYTES) cut();
+    if (read > bounds.maxBytes) cut();
     else idle.refresh();
   });
   // The whole body is in: nothing unread is left, so closing now is clean (the answer and FIN are already queued).

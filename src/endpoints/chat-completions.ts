@@ -8,7 +8,7 @@ import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
-import { lingerAfterEarlyAnswer } from '../caller/linger.js';
+import { lingerAfterEarlyAnswer, type LingerBounds } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission, Reservation } from '../policy/limit-store.js';
 import { reservationFor } from '../policy/reservation.js';
@@ -37,6 +37,8 @@ export interface ChatCompletionsOptions {
   /** What all streams may hold at once (MAX_STREAM_BYTES_IN_FLIGHT). */
   readonly streams: StreamsInFlight;
   readonly lifecycle: Lifecycle;
+  /** How long an early-answered caller's body is read before the socket is cut (linger.ts). */
+  readonly linger: LingerBounds;
   /** Set for the other inbound formats (/v1/responses, /v1/messages): each is a translation, never a second engine. */
   readonly inbound?: InboundFormat;
   /** Named callers' models, limits and budgets; absent without a callers section. */
@@ -122,6 +124,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   readonly maxUpstreamBodyBytes: number;
   readonly streams: StreamsInFlight;
   readonly #lifecycle: Lifecycle;
+  readonly linger: LingerBounds;
   #call: UpstreamCall | undefined;
   #stopped: GatewayError | undefined;
   /** Past the body: a forced stop stops the provider's work rather than answering at once. */
@@ -141,6 +144,7 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
     this.streams = options.streams;
     this.#lifecycle = options.lifecycle;
+    this.linger = options.linger;
   }
 
   /** The body is read: from now on the caller leaving stops the request. */
@@ -198,7 +202,7 @@ class Exchange implements AttemptRequest, ForcedStop {
 
   forceStop(): void {
     if (this.#begun) this.#stop(shuttingDown(this.record.provider));
-    else answerShuttingDown(this.res);
+    else answerShuttingDown(this.res, this.linger);
   }
 
   callerGone(): void {
@@ -226,10 +230,10 @@ function shuttingDown(providerId: string | null) {
 }
 
 /** Before the provider is known: the rest of the body is not read, so the connection closes after the answer. */
-function answerShuttingDown(res: Response): void {
+function answerShuttingDown(res: Response, linger: LingerBounds): void {
   if (res.headersSent) return;
   recordOf(res).gatewayCode = 'shutting_down';
   res.setHeader('connection', 'close');
-  lingerAfterEarlyAnswer(res.req);
+  lingerAfterEarlyAnswer(res.req, linger);
   sendError(res, shuttingDown(null));
 }

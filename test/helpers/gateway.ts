@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { createGateway } from '../../src/app.js';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 import type { CorsOrigins } from '../../src/caller/cors.js';
+import type { LingerBounds } from '../../src/caller/linger.js';
 import type { Telemetry } from '../../src/trace/telemetry.js';
 
 /** The routes file most engine tests run on: real YAML through the real compiler. */
@@ -43,6 +44,8 @@ export interface GatewayTestOptions {
   /** Callers' counts in this Redis (REDIS_URL). */
   readonly redisUrl?: string;
   readonly telemetry?: Telemetry;
+  /** The lingering close's bounds; default: the gateway's. */
+  readonly linger?: LingerBounds;
 }
 
 /** Compiles routes YAML, builds the app and listens on port 0 of loopback. */
@@ -63,6 +66,7 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
     ...(options.maxStreamBytesInFlight ? { maxStreamBytesInFlight: options.maxStreamBytesInFlight } : {}),
     ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...(options.linger ? { linger: options.linger } : {}),
     logger,
   });
   const server = gateway.app.listen(0, '127.0.0.1');
