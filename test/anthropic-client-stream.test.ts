@@ -41,8 +41,7 @@ t.test('without include_usage no usage reaches the caller, and the stream ends w
   const events = await readDataEvents(await gateway.post(ask, { 'x-request-id': 'anthropic-no-usage' }));
   t.equal(events.at(-1), '[DONE]');
   t.notOk(events.slice(0, -1).some((event) => 'usage' in (JSON.parse(event) as object) && (JSON.parse(event) as { usage: unknown }).usage), 'no usage');
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'anthropic-no-usage'), { prompt_tokens: 10, completion_tokens: 5, gateway_code: null });
+  t.match(await gateway.requestLog('anthropic-no-usage'), { prompt_tokens: 10, completion_tokens: 5, gateway_code: null });
   wireChecked();
 });
 
@@ -129,7 +128,6 @@ t.test('an error event mid-stream is the gateway error event, never a finish_rea
   t.notOk(raw.includes('[DONE]'));
   t.notOk(raw.slice(0, -1).some((event) => /finish_reason":"(stop|length)/.test(event)), 'no finish_reason before the error');
   t.match(JSON.parse(raw.at(-1)!), { error: { message: 'Overloaded', gateway_code: 'provider_stream_error', provider: 'claude', provider_code: 'overloaded_error' } });
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'anthropic-error'), { gateway_code: 'provider_stream_error' });
+  t.match(await gateway.requestLog('anthropic-error'), { gateway_code: 'provider_stream_error' });
   wireChecked();
 });

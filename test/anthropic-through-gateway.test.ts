@@ -38,8 +38,7 @@ t.test('a streamed tool call through the gateway, with usage asked for, in 7-byt
   ]);
   t.equal(completion.choices[0]!.finish_reason, 'tool_calls');
   t.same(completion.usage, { prompt_tokens: 4240, completion_tokens: 75, total_tokens: 4315, prompt_tokens_details: { cached_tokens: 3000, cache_write_tokens: 1200 } });
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(running.requestLogs().find((line) => line['request_id'] === 'anthropic-tools'), { prompt_tokens: 4240, completion_tokens: 75, cached_tokens: 3000, gateway_code: null });
+  t.match(await running.requestLog('anthropic-tools'), { prompt_tokens: 4240, completion_tokens: 75, cached_tokens: 3000, gateway_code: null });
 });
 
 t.test('usage not asked for: none in the stream, still counted by the gateway', async (t) => {
@@ -51,8 +50,7 @@ t.test('usage not asked for: none in the stream, still counted by the gateway', 
     text += chunk.choices[0]?.delta.content ?? '';
   }
   t.equal(text, 'Hello!');
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(running.requestLogs().find((line) => line['request_id'] === 'anthropic-text'), { prompt_tokens: 25, completion_tokens: 15 });
+  t.match(await running.requestLog('anthropic-text'), { prompt_tokens: 25, completion_tokens: 15 });
 });
 
 t.test('an error event reaches the client as an error, never as a finish_reason', async (t) => {
@@ -70,8 +68,7 @@ t.test('an error event reaches the client as an error, never as a finish_reason'
   t.equal(text, 'Partial');
   t.type(error, APIError);
   t.match((error as APIError).error, { gateway_code: 'provider_stream_error', provider_code: 'overloaded_error', message: 'Overloaded', provider: 'claude' });
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(running.requestLogs().find((line) => line['request_id'] === 'anthropic-error'), { gateway_code: 'provider_stream_error', prompt_tokens: 12 });
+  t.match(await running.requestLog('anthropic-error'), { gateway_code: 'provider_stream_error', prompt_tokens: 12 });
 });
 
 t.test('a non-streamed answer and an Anthropic error body', async (t) => {

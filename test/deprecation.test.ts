@@ -84,7 +84,7 @@ t.test('error answers for a deprecated model carry the headers too; the log line
 
   await client.chat.completions.create({ model: 'mock/gpt-4.1-mini', messages }).catch(() => undefined);
   // The log line is written when the response closes, which may come just after the client has its answer.
-  for (let waited = 0; gateway.requestLogs().length < 2 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  await gateway.logged(() => (gateway.requestLogs().length >= 2 ? true : undefined));
   const lines = gateway.requestLogs();
   t.strictSame(lines.map((line) => [line['model'], line['deprecated']]), [['mock/gpt-4o', true], ['mock/gpt-4.1-mini', false]]);
   const samples = parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text());

@@ -67,8 +67,7 @@ t.test('usage: tool-use prompt tokens in the prompt, thoughts in the completion 
     prompt_tokens_details: { cached_tokens: 600 }, completion_tokens_details: { reasoning_tokens: 300 },
   });
   t.equal(completion.usage!.prompt_tokens + completion.usage!.completion_tokens, completion.usage!.total_tokens);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'gem-usage'), { prompt_tokens: 1020, completion_tokens: 350, cached_tokens: 600 });
+  t.match(await gateway.requestLog('gem-usage'), { prompt_tokens: 1020, completion_tokens: 350, cached_tokens: 600 });
 });
 
 t.test('a signature on a text part goes on the message; one on an empty part goes to the call after it', async (t) => {

@@ -18,7 +18,7 @@ t.test('one JSON line per request with routing, outcome, timings and tokens', as
   await (await gateway.post({ model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, { 'x-request-id': 'trace-1' })).text();
   await (await gateway.post({ model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }, { 'x-request-id': 'trace-2' })).text();
   await (await gateway.post({ model: 'mock/nope', messages: [{ role: 'user', content: 'hi' }] }, { 'x-request-id': 'trace-3' })).text();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await gateway.logged(() => (gateway.requestLogs().length >= 3 ? true : undefined));
 
   const byId = new Map(gateway.requestLogs().map((line) => [line['request_id'], line]));
   t.match(byId.get('trace-1'), {
@@ -37,6 +37,5 @@ t.test('a stream that ends in a fault logs the final event code', async (t) => {
   const gateway = await startGateway({ upstreamOrigin: upstream.origin });
   t.teardown(() => Promise.all([gateway.close(), upstream.close()]));
   await (await gateway.post({ model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true }, { 'x-request-id': 'trace-4' })).text();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  t.match(gateway.requestLogs().find((line) => line['request_id'] === 'trace-4'), { status: 200, gateway_code: 'upstream_stream_interrupted' });
+  t.match(await gateway.requestLog('trace-4'), { status: 200, gateway_code: 'upstream_stream_interrupted' });
 });

@@ -21,6 +21,10 @@ export interface RunningGateway {
   readonly warnings: string[];
   /** The log lines of finished requests, parsed. */
   requestLogs(): Record<string, unknown>[];
+  /** The request line of this x-request-id once it is written (lines are written after the answer ends). */
+  requestLog(requestId: string): Promise<Record<string, unknown>>;
+  /** Resolves with what `find` returns once it returns something, looking again at each new log line; rejects after `timeoutMs`. */
+  logged<T>(find: () => T | undefined, timeoutMs?: number): Promise<T>;
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Responses not closed and handlers not settled (0 and 0 when nothing leaks). */
   tracked(): { inFlight: number; stopHooks: number };
@@ -53,7 +57,16 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
   const compiled = compileRoutes(options.routes ?? GATEWAY_ROUTES);
   if (!compiled.ok) throw new Error(`test routes do not compile: ${JSON.stringify(compiled.problems)}`);
   const logLines: string[] = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
+  const onLine = new Set<() => void>();
+  const logger = pino(
+    { level: 'info' },
+    {
+      write: (line: string) => {
+        logLines.push(line);
+        for (const look of onLine) look();
+      },
+    },
+  );
   const upstream = options.upstreamOrigin ?? 'http://127.0.0.1:9';
   const gateway = createGateway(compiled.tables, {
     env: { MOCK_BASE_URL: `${upstream}/v1`, MOCK_API_KEY: PROVIDER_KEY, ...options.env },
@@ -73,13 +86,35 @@ export async function startGateway(options: GatewayTestOptions = {}): Promise<Ru
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const parsed = () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  const requestLogs = () => parsed().filter((line) => line['msg'] === 'request');
+  const logged = <T>(find: () => T | undefined, timeoutMs = 10_000) =>
+    new Promise<T>((resolve, reject) => {
+      const look = () => {
+        const found = find();
+        if (found === undefined) return;
+        stop();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`not logged within ${timeoutMs} ms:\n${logLines.join('')}`));
+      }, timeoutMs);
+      const stop = () => {
+        clearTimeout(timer);
+        onLine.delete(look);
+      };
+      onLine.add(look);
+      look();
+    });
   return {
     origin,
     logLines,
     get warnings() {
       return parsed().filter((line) => line['level'] === 40).map((line) => String(line['msg']));
     },
-    requestLogs: () => parsed().filter((line) => line['msg'] === 'request'),
+    requestLogs,
+    requestLog: (requestId) => logged(() => requestLogs().find((line) => line['request_id'] === requestId)),
+    logged,
     drain: (graceMs) => gateway.drain(graceMs),
     tracked: () => gateway.tracked(),
     post: (body, headers = {}) =>
