@@ -124,7 +124,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   readonly maxUpstreamBodyBytes: number;
   readonly streams: StreamsInFlight;
   readonly #lifecycle: Lifecycle;
-  readonly linger: LingerBounds;
+  readonly #linger: LingerBounds;
   #call: UpstreamCall | undefined;
   #stopped: GatewayError | undefined;
   /** Past the body: a forced stop stops the provider's work rather than answering at once. */
@@ -144,7 +144,7 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
     this.streams = options.streams;
     this.#lifecycle = options.lifecycle;
-    this.linger = options.linger;
+    this.#linger = options.linger;
   }
 
   /** The body is read: from now on the caller leaving stops the request. */
@@ -202,7 +202,7 @@ class Exchange implements AttemptRequest, ForcedStop {
 
   forceStop(): void {
     if (this.#begun) this.#stop(shuttingDown(this.record.provider));
-    else answerShuttingDown(this.res, this.linger);
+    else answerShuttingDown(this.res, this.#linger);
   }
 
   callerGone(): void {
