@@ -1,11 +1,14 @@
 // The shape of src/ (README: Layout): imports run one way, from the HTTP surface down to the wire codecs, and
 // no files import each other in a circle. A new folder must be given its place in LAYERS before it can import.
+// The shape of test/: it mirrors src/ and scripts/, a test file under the folder of what it tests (below).
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+const TEST = dirname(fileURLToPath(import.meta.url));
+const SRC = resolve(TEST, '../src');
+const SCRIPTS = resolve(TEST, '../scripts');
 
 /** Each folder of src/ (files at its top are '.') with its depth: a file may import only from a greater depth or its own. */
 const LAYERS: Readonly<Record<string, number>> = {
@@ -89,4 +92,105 @@ t.test(`no folder holds more than ${MAX_FILES_PER_FOLDER} files`, async (t) => {
   for (const file of files) if (folderOf(file) !== 'generated') counts.set(dirname(file), (counts.get(dirname(file)) ?? 0) + 1);
   const crowded = [...counts].filter(([, count]) => count > MAX_FILES_PER_FOLDER).map(([dir, count]) => `${relative(SRC, dir) || '.'}: ${count}`);
   t.same(crowded, []);
+});
+
+// test/: test/<folder>/ for each folder of src/ (test/app/ for the files at its top) and of scripts/, test/process/
+// for the tests that run whole gateway processes, test/clients/ for those whose subject is a real SDK client,
+// test/docs/ and test/deploy/ for the repository's other parts; helpers beside the tests they serve.
+const SPECIAL = ['process', 'clients', 'docs', 'deploy'];
+const SDKS = ['openai', '@anthropic-ai/sdk', '@google/genai', 'ai', '@ai-sdk/openai'];
+/** A gateway process: dist/server.js or test/process/gateway-child.ts, through the helpers that start them. */
+const RUNS_A_GATEWAY_PROCESS = /server-process\.js'|gateway-child\.ts'|cluster-gateway\.mjs'/;
+
+function folders(root: string, prefix = ''): string[] {
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== 'generated')
+    .flatMap((entry) => [prefix + entry.name, ...folders(join(root, entry.name), `${prefix}${entry.name}/`)]);
+}
+
+function testTree(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'fixtures' ? [] : testTree(path);
+    return /\.(ts|mjs)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+const testFiles = testTree(TEST).filter((file) => file.endsWith('.test.ts') && file !== fileURLToPath(import.meta.url));
+const helperFiles = testTree(TEST).filter((file) => !file.endsWith('.test.ts'));
+/** test/routing/x.test.ts → 'routing'; test/app/… → 'app'. */
+const testFolderOf = (file: string) => relative(TEST, dirname(file));
+const PLACES = new Set([...folders(SRC), 'app', 'scripts', ...folders(SCRIPTS).map((folder) => `scripts/${folder}`), ...SPECIAL]);
+
+/** Value imports (not `import type`) of a file, as written. */
+function valueImportsOf(text: string): string[] {
+  return [...text.matchAll(/(?:^|\n)\s*import\s+(?!type\b)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((match) => (match[1] ?? match[2])!);
+}
+
+t.test('every test file lives in a folder that mirrors src/ or scripts/, or in process/, clients/, docs/ or deploy/', async (t) => {
+  const misplaced = testFiles.filter((file) => !PLACES.has(testFolderOf(file))).map((file) => relative(TEST, file));
+  t.same(misplaced, [], 'test files outside the mirrored folders (test/layout.test.ts alone stays at the top)');
+});
+
+t.test('the tests that run a gateway process are those in test/process/', async (t) => {
+  const running = new Set(testFiles.filter((file) => RUNS_A_GATEWAY_PROCESS.test(readFileSync(file, 'utf8'))));
+  t.same([...running].filter((file) => testFolderOf(file) !== 'process').map((file) => relative(TEST, file)), [], 'run a gateway process outside test/process/');
+  t.same(testFiles.filter((file) => testFolderOf(file) === 'process' && !running.has(file)).map((file) => relative(TEST, file)), [], 'in test/process/ without a gateway process');
+});
+
+t.test('the tests in test/clients/ drive a real SDK client', async (t) => {
+  const without = testFiles.filter((file) => testFolderOf(file) === 'clients' && !valueImportsOf(readFileSync(file, 'utf8')).some((name) => SDKS.includes(name)));
+  t.same(without.map((file) => relative(TEST, file)), []);
+});
+
+t.test('a test under a folder of src/ imports nothing from the layers above that folder', async (t) => {
+  const astray: string[] = [];
+  for (const file of testFiles) {
+    const folder = testFolderOf(file);
+    const own = folder === 'app' ? '.' : folder.split('/')[0]!;
+    if (!(own in LAYERS)) continue;
+    const above = valueImportsOf(readFileSync(file, 'utf8'))
+      .filter((specifier) => specifier.startsWith('.'))
+      .map((specifier) => resolve(dirname(file), specifier))
+      .filter((target) => !relative(SRC, target).startsWith('..'))
+      .map((target) => folderOf(target))
+      .filter((each) => (LAYERS[each] ?? 99) < LAYERS[own]!);
+    if (above.length > 0) astray.push(`${relative(TEST, file)} imports from src/${above[0]}: it tests that folder, not ${folder}/`);
+  }
+  t.same(astray, []);
+});
+
+t.test('a test named after a source file lives in that file\'s folder', async (t) => {
+  // Each source file's name with its test folder; a name that several files share says nothing.
+  const homes = [
+    ...sourceFiles(SRC).filter((file) => folderOf(file) !== 'generated').map((file) => [basename(file, '.ts'), relative(SRC, dirname(file)) || 'app'] as const),
+    ...sourceFiles(SCRIPTS).map((file) => [basename(file, '.ts'), join('scripts', relative(SCRIPTS, dirname(file)))] as const),
+  ];
+  const sources = new Map(homes.filter(([name]) => homes.filter(([other]) => other === name).length === 1));
+  const astray = testFiles
+    .filter((file) => !SPECIAL.includes(testFolderOf(file).split('/')[0]!))
+    .map((file) => ({ file, home: sources.get(basename(file, '.test.ts')) }))
+    .filter(({ file, home }) => home !== undefined && home !== testFolderOf(file))
+    .map(({ file, home }) => `${relative(TEST, file)} belongs in test/${home}/`);
+  t.same(astray, []);
+});
+
+t.test('helpers live beside the tests they serve: test/helpers/ holds those that several folders share', async (t) => {
+  const users = new Map<string, Set<string>>(helperFiles.map((helper) => [helper, new Set()]));
+  for (const file of [...testFiles, ...helperFiles]) {
+    const text = readFileSync(file, 'utf8');
+    for (const helper of helperFiles) {
+      const name = relative(dirname(file), helper).replace(/\.ts$/, '.js');
+      const asWritten = [name, `./${name}`, relative(dirname(file), helper), `./${relative(dirname(file), helper)}`];
+      if (helper !== file && asWritten.some((path) => text.includes(`'${path}'`))) users.get(helper)!.add(testFolderOf(file));
+    }
+  }
+  const astray: string[] = [];
+  for (const [helper, folders] of users) {
+    const where = testFolderOf(helper);
+    if (where === 'helpers') {
+      if (folders.size < 2 && !folders.has('helpers')) astray.push(`${relative(TEST, helper)} serves only ${[...folders].join('') || 'no test'}: move it there`);
+    } else if (!folders.has(where)) astray.push(`${relative(TEST, helper)} serves no test of ${where}/`);
+  }
+  t.same(astray, []);
 });

@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 /**
  * The most bytes any line the gateway logs can have, newline included (docs/observability.md, Logs). Every field that
  * holds text from a caller, a provider or an error is cut or fingerprinted below so that this holds;
- * test/log-bounds.test.ts sends hostile paths, headers and model strings and checks every line against it.
+ * test/observe/log-bounds.test.ts sends hostile paths, headers and model strings and checks every line against it.
  */
 export const MAX_LOG_LINE_BYTES = 4096;
 
