@@ -1,6 +1,6 @@
 import t from 'tap';
-import { compileRoutes } from '../scripts/routes/compile-routes.js';
-import { formatProblem } from '../scripts/routes/problem.js';
+import { compileRoutes } from '../../../scripts/routes/compile-routes.js';
+import { formatProblem } from '../../../scripts/routes/problem.js';
 
 /**
  * A "billion laughs" routes.yaml (anchors whose aliases nest nine deep, 9^9 repeats, in under 1 KiB): yaml refuses to

@@ -4,9 +4,9 @@
 // so as many again were admitted. One such request, repeated, walked around the one-reservation overshoot.
 // (The tokens bucket held: a bucket still above zero only loses by it. Tested beside the budget as a guard.)
 import t from 'tap';
-import { startGateway } from './helpers/gateway.js';
-import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine } from './helpers/callers-routes.js';
-import { sendJson, startMockUpstream } from './helpers/mock-upstream.js';
+import { startGateway } from '../helpers/gateway.js';
+import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine } from '../helpers/callers-routes.js';
+import { sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
 
 // mock/big: 2 USD per million output tokens, so max_tokens 100,000 reserves 0.2 USD and a little.
 const routes = (limits: string) =>

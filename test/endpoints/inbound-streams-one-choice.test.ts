@@ -3,9 +3,9 @@
 // choice 0 alone. Before, every candidate's text was run together into one answer ("threeonezerotwo") and the
 // last candidate's finish reason stood for it.
 import t from 'tap';
-import { PROVIDER_KEY, startGateway } from './helpers/gateway.js';
-import { startMockUpstream } from './helpers/mock-upstream.js';
-import { startEventStream } from './helpers/sse-upstream.js';
+import { PROVIDER_KEY, startGateway } from '../helpers/gateway.js';
+import { startMockUpstream } from '../helpers/mock-upstream.js';
+import { startEventStream } from '../helpers/sse-upstream.js';
 
 const ROUTES = `version: 1
 providers:

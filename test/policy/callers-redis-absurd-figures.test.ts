@@ -3,10 +3,10 @@
 // failed, and the instance took Redis for down and counted in the process, for every caller, until its probe
 // answered. Any caller with a tokens_per_minute limit could do it with one request, as often as it liked.
 import t, { type Test } from 'tap';
-import { startGateway } from './helpers/gateway.js';
-import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from './helpers/callers-routes.js';
-import { storeUp, until } from './helpers/limit-store.js';
-import { startRedisServer } from './helpers/redis-server.js';
+import { startGateway } from '../helpers/gateway.js';
+import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import { storeUp, until } from './limit-store.js';
+import { startRedisServer } from './redis-server.js';
 
 const routes = (tpm: number) =>
   callersRoutes(`  search-team:
