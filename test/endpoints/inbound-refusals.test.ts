@@ -120,7 +120,7 @@ t.test("/v1/messages errors are in Anthropic's shape with the gateway's fields; 
 t.test('/v1/messages refusals on translated routes name the field; the same field goes natively to Anthropic unless it is gated', async (t) => {
   const rig = await startInboundRig(t);
   rig.claudeAnswer = () => ({ json: claudeMessage([{ type: 'text', text: 'ok' }]) });
-  // A server tool and a container also need routes.yaml's allow_fields natively (test/messages-native-gated.test.ts).
+  // A server tool and a container also need routes.yaml's allow_fields natively (test/endpoints/messages/messages-native-gated.test.ts).
   for (const [fields, param, natively] of [
     [{ top_k: 5 }, 'top_k', true],
     [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type', false],

@@ -1,4 +1,4 @@
-// Child process for test/log-destination.test.ts: writes one request line, then the line LINE_LEVEL/LINE_MSG names,
+// Child process for test/process/log-destination.test.ts: writes one request line, then the line LINE_LEVEL/LINE_MSG names,
 // through the gateway's batched destination to its stdout (a pipe), then blocks its event loop for good, so no
 // timer (the periodic flush) can write anything after: what reaches the pipe was written when it was logged.
 import { pino } from 'pino';

@@ -1,7 +1,7 @@
 // `WORKERS=2` as server.ts runs it (the same runClusterPrimary and createGateway from the build in dist/), but on
 // compiled tables given as JSON in ROUTE_TABLES, so a test can give the cluster callers the project's routes.yaml does
 // not declare. Plain JavaScript on dist/, so each worker starts without a TypeScript loader. Started by
-// test/callers-cluster.test.ts (npm test builds dist/ first).
+// test/process/callers-cluster.test.ts (npm test builds dist/ first).
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import { pino } from 'pino';

@@ -1,4 +1,4 @@
-// Child process for test/log-destination.test.ts: writes LINES request lines of about 1 KiB through the gateway's
+// Child process for test/process/log-destination.test.ts: writes LINES request lines of about 1 KiB through the gateway's
 // batched destination to its stdout (a pipe the parent does not read yet), then reports over IPC how many were
 // dropped, and exits once the parent has read everything.
 import { pino } from 'pino';

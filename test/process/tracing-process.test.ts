@@ -68,7 +68,7 @@ t.test('OTEL_EXPORTER_OTLP_ENDPOINT turns it on: spans reach the collector with 
   t.notMatch(server.output(), /collector-token/, 'the collector header is never logged');
 });
 
-// A ConfigError is the one-line start-up refusal (test/server-process.test.ts runs one through the process).
+// A ConfigError is the one-line start-up refusal (test/process/server-process.test.ts runs one through the process).
 t.test('every variable the gateway cannot honour is a start-up refusal, never echoing a header value', async (t) => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json.*grpc is not supported/],

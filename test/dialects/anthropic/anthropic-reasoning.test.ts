@@ -23,7 +23,7 @@ t.test('budget models: a level maps to a budget that grows with the effort, clam
     });
   }
   t.same(thinkingOf({ reasoning_effort: 'high', max_completion_tokens: 2000, max_tokens: 500 }), enabled(1999), 'max_completion_tokens is the bound');
-  // A max_tokens above the model's max_output_tokens is refused (test/native-fields.test.ts): the top budget needs a larger model.
+  // A max_tokens above the model's max_output_tokens is refused (test/dialects/native-fields.test.ts): the top budget needs a larger model.
   const large = { ...BUDGET_MODEL, maxOutputTokens: 200000 };
   levels.forEach((level, i) => t.same(thinkingOf({ reasoning_effort: level, max_tokens: 200000 }, large), enabled([1024, 2048, 8192, 16384, 32768, 65536][i]!), `${level} with max_tokens 200000`));
 });
