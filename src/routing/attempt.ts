@@ -164,8 +164,11 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   const chat = answer ? answer.chat : CHAT_ANSWER;
   if ('refusal' in chat) throw chat.refusal;
   const { dialect } = provider;
-  return {
-    outgoing: namedAsSent(answer, () => dialect.buildRequest({
+  // No closure over the request here: V8 keeps the variables any closure of this frame captures in one context,
+  // which readResponse and createReader below keep alive for the whole stream (a 14 MiB request with them).
+  let outgoing: ReturnType<typeof dialect.buildRequest>;
+  try {
+    outgoing = dialect.buildRequest({
       text: answer && !provider.table.streamUsage ? withoutStreamOptions(request.text) : request.text,
       body,
       upstreamModel: route.upstreamModel,
@@ -175,21 +178,18 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
       reasoningLevels: route.reasoningLevels,
       requestStreamUsage: hideUsage,
       allowedFields: route.allowFields,
-    })),
+    });
+  } catch (error) {
+    // A dialect's 400 about the chat form a translation made names the caller's own field (`input[1].arguments`).
+    throw answer?.paths ? answer.paths.named(error) : error;
+  }
+  return {
+    outgoing,
     readResponse: (text, model) => dialect.readResponse(text, model),
     createReader: (context) => dialect.createStreamReader(context),
     writer: chat,
     hideUsage,
   };
-}
-
-/** A dialect's 400 about the chat form a translation made names the caller's own field (`input[1].arguments`). */
-function namedAsSent<T>(answer: AnswerPlan | undefined, build: () => T): T {
-  try {
-    return build();
-  } catch (error) {
-    throw answer?.paths ? answer.paths.named(error) : error;
-  }
 }
 
 /**
