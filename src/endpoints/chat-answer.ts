@@ -55,6 +55,17 @@ export function chatEventReader(handlers: ChatEventHandlers): ChatEventReader {
   return Object.assign(read, { unsent: take });
 }
 
+/**
+ * The choice of a chat chunk an inbound stream writer answers from: the chunk's first choice when it is choice 0.
+ * These formats carry one answer, so a provider's other choices (Gemini candidates, never asked for here) are not
+ * mixed into it.
+ */
+export function answerChoice(chunk: Record<string, unknown>): Record<string, unknown> | undefined {
+  const choices = chunk['choices'];
+  const choice = Array.isArray(choices) && isObject(choices[0]) ? choices[0] : undefined;
+  return choice && (choice['index'] ?? 0) === 0 ? choice : undefined;
+}
+
 /** A whole chat answer's text, parsed; undefined when it is not JSON. */
 export function parsed(text: string): unknown {
   try {

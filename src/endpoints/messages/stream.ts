@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
-import { chatEventReader } from '../chat-answer.js';
+import { answerChoice, chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
 import { anthropicUsage, messageId, stopReasonOf } from './answer.js';
 import { anthropicErrorEvent } from './errors.js';
@@ -39,9 +39,8 @@ export function messagesStream(routingModel: string): StreamFrames {
 
   const chunk = (data: Record<string, unknown>): string => {
     if (data['usage'] !== undefined && data['usage'] !== null) usage = data['usage'];
-    const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
-    // One answer: a provider's other choices (Gemini candidates, which this endpoint never asks for) are not mixed into it.
-    if (!choice || (choice['index'] ?? 0) !== 0) return '';
+    const choice = answerChoice(data);
+    if (!choice) return '';
     const fields = isObject(choice['delta']) ? choice['delta'] : {};
     let frames = '';
     const reasoning = fields['reasoning_content'];

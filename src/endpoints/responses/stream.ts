@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../../generated/types/error-envelope.js';
 import type { StreamFrames } from '../../routing/answer-writer.js';
-import { chatEventReader } from '../chat-answer.js';
+import { answerChoice, chatEventReader } from '../chat-answer.js';
 import { isObject } from '../inbound-fields.js';
 import { StreamBudget, type StreamHoldings } from '../../dialects/stream-budget.js';
 import { failedError, functionCallItem, itemId, messageItem, outputText, reasoningItem, responseObject, statusOf, usageOf, type ResponseHead } from './response-object.js';
@@ -136,9 +136,8 @@ export function responsesStream(head: ResponseHead, maxAnswerChars: number, hold
   // limit it passes is thrown, not answered here: the engine ends the stream with response.failed naming the provider.
   const chunk = (data: Record<string, unknown>): string => {
     if (data['usage'] !== undefined && data['usage'] !== null) usage = usageOf(data['usage']);
-    const choice = Array.isArray(data['choices']) && isObject(data['choices'][0]) ? data['choices'][0] : undefined;
-    // One answer: a provider's other choices (Gemini candidates, which this endpoint never asks for) are not mixed into it.
-    if (!choice || (choice['index'] ?? 0) !== 0) return '';
+    const choice = answerChoice(data);
+    if (!choice) return '';
     const delta = isObject(choice['delta']) ? choice['delta'] : {};
     let frames = '';
     if (typeof delta['reasoning_content'] === 'string' && delta['reasoning_content'] !== '') frames += reasoningText(delta['reasoning_content']);
