@@ -153,9 +153,10 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format, route) : undefined;
   if (native && nativeDialect) {
+    const outgoing = nativeDialect.buildRequest(native.call, route.upstreamModel);
     return {
-      outgoing: nativeDialect.buildRequest(native.call, route.upstreamModel),
-      readResponse: (text, model) => nativeDialect.readResponse(text, model),
+      outgoing,
+      readResponse: outgoing.readResponse ?? ((text, model) => nativeDialect.readResponse(text, model)),
       createReader: (context) => nativeDialect.createStreamReader(context),
       writer: native.writer,
       hideUsage,
