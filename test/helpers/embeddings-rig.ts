@@ -38,7 +38,7 @@ providers:
     api_key_env: EMB_OAI_KEY
   two:
     endpoints:
-      - { name: first, base_url: "http://127.0.0.1:9/v1", base_url_env: EMB_TWO_FIRST_URL, api_key_env: EMB_OAI_KEY }
+      - { name: first, base_url: "http://127.0.0.1:9/v1", base_url_env: EMB_TWO_FIRST_URL, api_key_env: EMB_OAI_KEY, weight: 1000 }
       - { name: second, base_url: "http://127.0.0.1:9/v1", base_url_env: EMB_TWO_SECOND_URL, api_key_env: EMB_OAI_KEY }
 models:
   claude/sonnet: { max_output_tokens: 1000 }
