@@ -133,7 +133,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);
     const translated = answer === undefined ? undefined : way.readResponse(answer, request.body.model);
     if (!translated) {
-      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
+      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a usable answer (a chat completion, or what the endpoint asked for).`, {
         provider: provider.id,
         providerStatus: reply.status,
       });
