@@ -5,6 +5,7 @@ import type { ModelTable, RouteTables } from './generated/types/route-tables.js'
 import { callerAuth, namedCallerAuth } from './caller/caller-auth.js';
 import { BodyBudget, BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
 import { chatCompletionsHandler } from './endpoints/chat-completions.js';
+import { embeddingsHandler } from './endpoints/embeddings.js';
 import { responsesHandler, responsesNotStored } from './endpoints/responses/index.js';
 import { anthropicErrorShape, countTokensHandler, messagesHandler } from './endpoints/messages/index.js';
 import { requireHostHeader } from './caller/client-error.js';
@@ -135,6 +136,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.all('/v1/messages', methodNotAllowed('POST'));
   app.post('/v1/messages/count_tokens', countTokensHandler(endpoint));
   app.all('/v1/messages/count_tokens', methodNotAllowed('POST'));
+  app.post('/v1/embeddings', embeddingsHandler(endpoint));
+  app.all('/v1/embeddings', methodNotAllowed('POST'));
+  app.all(['/v1/models', '/v1/models/{*rest}'], noModelList);
   app.get('/health', (_req, res) => {
     res.status(lifecycle.draining ? 503 : 200).json({
       status: lifecycle.draining ? 'draining' : 'ok',
@@ -145,7 +149,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));
   app.use((req, _res, next) => {
-    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses and /v1/messages.`));
+    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses, /v1/messages and /v1/embeddings.`));
   });
   app.use(answerError(logger, providers.redact, linger));
   return {
@@ -166,6 +170,16 @@ function bodyLimits(options: AppOptions) {
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
   return { maxBytes: options.maxBodyBytes, json: { maxDepth, maxValues }, budget: new BodyBudget(inFlight) };
 }
+
+/** No model list, by design (SPEC.md): the 404 says where the routing strings are instead. */
+const noModelList: RequestHandler = (req, _res, next) => {
+  next(
+    gatewayError(
+      'not_found',
+      `There is no ${req.method} ${sanitizePath(req.path)} on this gateway: it has no model list, by design. The routing strings it serves are in its routes.yaml (\`npm run --silent roster\` prints them); use one as \`model\`.`,
+    ),
+  );
+};
 
 /** Without keys every request is the anonymous caller's (log line and metrics). */
 const anonymousCaller: RequestHandler = (_req, res, next) => {

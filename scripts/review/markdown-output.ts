@@ -103,6 +103,8 @@ function describe(change: Change): string {
       return after === false
         ? '`stream_usage` off: streams are no longer asked for usage, so a stream whose caller did not ask for it is not counted or charged (tokens per minute, budgets)'
         : '`stream_usage` on: streams are asked for usage (hidden from callers who did not ask), so they are counted and charged';
+    case 'kind_changed':
+      return `\`kind\` ${text(before)} → ${text(after)}: its callers' requests on the endpoint of its old kind are refused (400)`;
     case 'api_changed':
       return after === 'responses'
         ? '`api: responses`: POST /v1/responses now goes natively to the provider\'s /responses (was translated to chat)'

@@ -15,7 +15,8 @@ import { reservationFor } from '../policy/reservation.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import type { BodyReservation } from '../caller/body-budget.js';
 import { holdLine, recordOf, releaseLine, type RequestRecord } from '../observe/request-log.js';
-import { resolveRoute } from '../routing/resolve-route.js';
+import { refuseOtherKind, resolveRoute } from '../routing/resolve-route.js';
+import type { ModelKind } from '../dialects/dialect.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
 import type { UpstreamCall } from '../routing/upstream.js';
@@ -26,6 +27,8 @@ import type { StreamsInFlight } from '../dialects/stream-budget.js';
 export interface InboundFormat {
   /** Throws the gateway's 400 naming the field it cannot honour. */
   read(body: JsonBody, req: Request): { readonly text: string; readonly value: unknown; readonly answer: AnswerPlan };
+  /** The kind of model the format serves (routes.yaml `kind`); absent: chat. */
+  readonly kind?: ModelKind;
 }
 
 export interface ChatCompletionsOptions {
@@ -78,7 +81,8 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         record.deprecated = true;
         for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
       }
-      // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
+      // Roster first (an off-roster model is a 400 for everybody), then its kind, then whether this caller may use it.
+      refuseOtherKind(route, value.model, options.inbound?.kind ?? 'chat');
       const caller = policy ? callerOf(res) : undefined;
       if (caller) policy!.allow(caller, value.model);
       if (lifecycle.forced) throw shuttingDown(route.provider);

@@ -133,7 +133,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);
     const translated = answer === undefined ? undefined : way.readResponse(answer, request.body.model);
     if (!translated) {
-      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
+      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a usable answer (a chat completion, or what the endpoint asked for).`, {
         provider: provider.id,
         providerStatus: reply.status,
       });
@@ -153,9 +153,10 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format, route) : undefined;
   if (native && nativeDialect) {
+    const outgoing = nativeDialect.buildRequest(native.call, route.upstreamModel);
     return {
-      outgoing: nativeDialect.buildRequest(native.call, route.upstreamModel),
-      readResponse: (text, model) => nativeDialect.readResponse(text, model),
+      outgoing,
+      readResponse: outgoing.readResponse ?? ((text, model) => nativeDialect.readResponse(text, model)),
       createReader: (context) => nativeDialect.createStreamReader(context),
       writer: native.writer,
       hideUsage,
