@@ -100,21 +100,38 @@ interface SelfPointing {
   requestLinesReach(count: number): Promise<void>;
 }
 
+/** A server listening before its gateway exists, so gateways' base URLs can name each other (or themselves). */
+interface Listener {
+  readonly server: Server;
+  readonly address: AddressInfo;
+  readonly origin: string;
+}
+
+async function listenFirst(): Promise<Listener> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
+  return { server, address, origin: `http://127.0.0.1:${address.port}` };
+}
+
 async function startSelfPointingGateway(t: Test): Promise<SelfPointing> {
+  const listener = await listenFirst();
+  return serveGateway(t, listener, listener.origin, [CALLER_KEY]);
+}
+
+/** The loop gateway on `listener`, its providers at `providerOrigin`. */
+async function serveGateway(t: Test, listener: Listener, providerOrigin: string, callerKeys: readonly string[], env: Record<string, string> = {}): Promise<SelfPointing> {
   const compiled = compileRoutes(LOOP_ROUTES);
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
   const lines: Record<string, unknown>[] = [];
   const onLine = new Set<() => void>();
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${address.port}`;
+  const { server, address, origin } = listener;
   const gateway = createGateway(compiled.tables, {
-    env: { LOOP_BASE_URL: `${origin}/v1`, LOOP_API_KEY: PROVIDER_KEY },
+    env: { LOOP_BASE_URL: `${providerOrigin}/v1`, LOOP_API_KEY: PROVIDER_KEY, ...env },
     version: '0.0.0-test',
     maxBodyBytes: 1024 * 1024,
     maxUpstreamBodyBytes: 8 * 1024 * 1024,
-    callerKeys: [CALLER_KEY],
+    callerKeys,
     logger: pino(
       { level: 'info' },
       {
@@ -186,4 +203,26 @@ t.test('a real loop: a gateway whose base URL is itself answers 508 at the first
     t.equal((outer!['attempts'] as unknown[]).length, 1, `${path}: one attempt, not a retry`);
   }
   t.equal(gateway.requestLines().length, calls.length * 2, 'nothing else was sent anywhere');
+});
+
+t.test('a loop through two gateways: Via travels on, so the first is named when the request comes back to it', async (t) => {
+  const [a, b] = [await listenFirst(), await listenFirst()];
+  // Each takes the other's provider key as a caller key: chained on purpose, then pointed back by mistake.
+  const gatewayA = await serveGateway(t, a, b.origin, [CALLER_KEY, PROVIDER_KEY], { GATEWAY_ID: 'gw-a' });
+  const gatewayB = await serveGateway(t, b, a.origin, [CALLER_KEY, PROVIDER_KEY], { GATEWAY_ID: 'gw-b' });
+  t.strictSame([...gatewayA.warnings(), ...gatewayB.warnings()].filter((line) => /own address/.test(line)), [], 'neither points at itself');
+  const response = await fetch(`${a.origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+    body: JSON.stringify({ model: 'loopchat/chat', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  t.equal(response.status, 508);
+  t.match(await response.json(), { error: { gateway_code: 'loop_detected', provider: 'loopchat', provider_status: 508 } });
+  await gatewayA.requestLinesReach(2);
+  await gatewayB.requestLinesReach(1);
+  const [hopBack, outer] = gatewayA.requestLines();
+  t.match(hopBack, { status: 508, gateway_code: 'loop_detected', attempts: null }, 'A refuses the request B sent back (Via: 1.1 gw-a, 1.1 gw-b)');
+  t.match(outer, { status: 508, gateway_code: 'loop_detected', caller: 'key' });
+  t.match(gatewayB.requestLines(), [{ status: 508, gateway_code: 'loop_detected' }], 'B passed the refusal on, once');
+  t.equal(gatewayA.requestLines().length + gatewayB.requestLines().length, 3, 'three requests in all: no second round');
 });
