@@ -11,6 +11,7 @@ import { anthropicErrorShape, countTokensHandler, messagesHandler } from './endp
 import { requireHostHeader } from './caller/client-error.js';
 import { cors, type CorsOrigins } from './caller/cors.js';
 import { deferContinue } from './caller/expect-continue.js';
+import { gatewayIdOf, loopGuard } from './caller/loop-guard.js';
 import { GatewayError, gatewayError } from './wire/gateway-error.js';
 import { Lifecycle } from './caller/lifecycle.js';
 import { lingerAfterEarlyAnswer, LINGER_DEFAULTS, type LingerBounds } from './caller/linger.js';
@@ -19,6 +20,8 @@ import { redactGatewayError, type Redact } from './observe/redact-secrets.js';
 import { recordOf, requestLog } from './observe/request-log.js';
 import { requestIdFor } from './caller/request-id.js';
 import { prepareProviders } from './routing/runtime-providers.js';
+import { selfPointingWarnings, type ListeningAddress } from './caller/self-address.js';
+import { ownViaEntry } from './wire/via.js';
 import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { createCallerPolicy } from './policy/caller-policy.js';
@@ -68,6 +71,8 @@ export interface Gateway {
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers, and the limit store's connection. */
   close(): void;
+  /** Told where the server listens: warns of every provider whose base URL is that address (a loop). Resolves when checked. */
+  listening(address: ListeningAddress): Promise<void>;
   /** What the gateway still tracks: responses not closed, and requests still holding a forced-stop hook. Both 0 when idle. */
   tracked(): { inFlight: number; stopHooks: number };
 }
@@ -78,6 +83,8 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   const linger = options.linger ?? LINGER_DEFAULTS;
   const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`, (level, message) => logger[level](message));
   for (const warning of providers.warnings) logger.warn(warning);
+  // Named in the Via of every upstream call; a request that arrives naming it has looped (loop-guard.ts).
+  const gatewayId = gatewayIdOf(tables.sourceSha256, options.env);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
   const lifecycle = new Lifecycle();
   const policy = createCallerPolicy(tables, { env: options.env, redisUrl: options.redisUrl ?? null, clusterWorker: options.clusterWorker ?? false, logger });
@@ -112,14 +119,16 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     streams: new StreamsInFlight(options.maxStreamBytesInFlight ?? defaultStreamBytesInFlight()),
     lifecycle,
     linger,
+    ownVia: ownViaEntry(gatewayId),
     ...(policy.named ? { policy } : {}),
   };
+  const refuseLoops = loopGuard(gatewayId);
 
   // What every request passes first, in this order; the chat route then tracking and caller identity too.
   const common = [logRequests, traced, requireHostHeader, corsHeaders].filter((handler) => handler !== undefined);
   // The chat route first, with only the middleware it needs: one route matched, not a walk through each layer
   // below. Its errors go on to answerError at the end like everybody's.
-  app.post('/v1/chat/completions', ...common, tracked, identifyCaller, chatCompletionsHandler(endpoint));
+  app.post('/v1/chat/completions', ...common, tracked, refuseLoops, identifyCaller, chatCompletionsHandler(endpoint));
 
   app.use(...common);
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
@@ -127,6 +136,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.all('/metrics', methodNotAllowed('GET, HEAD'));
   app.use(tracked);
   app.use('/v1/messages', anthropicErrorShape);
+  app.use(refuseLoops);
   app.use(identifyCaller);
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
   app.post('/v1/responses', responsesHandler(endpoint));
@@ -161,6 +171,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
       void policy.close();
     },
     tracked: () => ({ inFlight: lifecycle.inFlight, stopHooks: lifecycle.stopHooks }),
+    listening: async (address) => {
+      for (const warning of await selfPointingWarnings(providers.byId.values(), address)) logger.warn(warning);
+    },
   };
 }
 

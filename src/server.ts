@@ -108,8 +108,10 @@ async function serve(): Promise<void> {
   server.on('connect', refuseConnect);
 
   server.listen(config.port, config.host, () => {
-    if (cluster.isWorker) return; // the primary announces the service
     const address = server.address();
+    // A provider base URL that is this very address would loop (each worker checks its own view; a warning only).
+    if (typeof address === 'object' && address) void gateway.listening(address);
+    if (cluster.isWorker) return; // the primary announces the service
     if (typeof address === 'object' && address) announce(address.address, address.port, address.family === 'IPv6');
     else announce(config.host, config.port, false);
   });

@@ -8,6 +8,7 @@ import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
+import { upstreamViaOf } from '../caller/loop-guard.js';
 import { lingerAfterEarlyAnswer, type LingerBounds } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission, Reservation } from '../policy/limit-store.js';
@@ -46,6 +47,8 @@ export interface ChatCompletionsOptions {
   readonly inbound?: InboundFormat;
   /** Named callers' models, limits and budgets; absent without a callers section. */
   readonly policy?: CallerPolicy;
+  /** This gateway's own Via entry (`1.1 <gateway id>`), sent upstream after what the request arrived with. */
+  readonly ownVia: string;
 }
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
@@ -127,6 +130,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   readonly errors: ErrorRuleSet;
   readonly maxUpstreamBodyBytes: number;
   readonly streams: StreamsInFlight;
+  readonly via: string;
   readonly #lifecycle: Lifecycle;
   readonly #linger: LingerBounds;
   #call: UpstreamCall | undefined;
@@ -147,6 +151,7 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.errors = options.errors;
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
     this.streams = options.streams;
+    this.via = upstreamViaOf(res, options.ownVia);
     this.#lifecycle = options.lifecycle;
     this.#linger = options.linger;
   }

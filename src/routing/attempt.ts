@@ -27,6 +27,8 @@ export interface AttemptRequest {
   readonly maxUpstreamBodyBytes: number;
   /** What all streams may hold at once (MAX_STREAM_BYTES_IN_FLIGHT): each stream's account is opened on it. */
   readonly streams: StreamsInFlight;
+  /** The Via header of every upstream call: what the request arrived with, then this gateway (loop detection). */
+  readonly via: string;
   readonly stopping: () => boolean;
   /** Set when the caller left or a drain ran out of grace: no further attempt. */
   readonly stoppedWith: () => GatewayError | undefined;
@@ -85,7 +87,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
   const { hideUsage } = way;
   const promptChars = way.outgoing.body.length;
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream, traced?.headers);
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, request.via, record.stream, traced?.headers);
   request.onCall(call);
   try {
     const reply = await call.reply;

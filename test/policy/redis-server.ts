@@ -69,7 +69,8 @@ async function launch(port: number): Promise<ChildProcess> {
   return child;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port free a moment ago (bound to 0, then released). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
