@@ -91,6 +91,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     clusterWorker: options.clusterWorker ?? false,
     ...(policy.storeUp ? { limitStoreUp: policy.storeUp } : {}),
     ...(options.telemetry ? { spansDropped: options.telemetry.spansDropped } : {}),
+    sunsets: [...roster].flatMap(([model, table]) => (table.deprecated ? [{ model, sunset: table.deprecated.sunset }] : [])),
   });
 
   const app = express();

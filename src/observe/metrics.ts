@@ -32,6 +32,8 @@ export interface MetricsOptions {
   readonly limitStoreUp?: () => number;
   /** With OpenTelemetry on: spans dropped because the queue to the collector was full, read at scrape time. */
   readonly spansDropped?: () => number;
+  /** Each deprecated roster model and its sunset date (YYYY-MM-DD, midnight UTC), for alerts on who still calls it. */
+  readonly sunsets?: readonly { readonly model: string; readonly sunset: string }[];
 }
 
 const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -125,6 +127,18 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   });
 
   const deprecatedRequests = tally(new CounterTally('gateway_deprecated_requests_total', 'Requests to deprecated roster models (routes.yaml deprecated), by model and caller: who still calls before the removal.', ['model', 'caller']));
+  const sunsets = options.sunsets ?? [];
+  if (sunsets.length > 0) {
+    const sunset = new Gauge({
+      name: 'gateway_model_sunset_timestamp_seconds',
+      help: 'Unix time of the sunset (routes.yaml deprecated.sunset, midnight UTC) of each deprecated roster model: with gateway_deprecated_requests_total, who still calls a model about to go.',
+      labelNames: ['model'] as const,
+      registers,
+      // The same figure in every worker: summing would multiply it.
+      aggregator: 'max',
+    });
+    for (const each of sunsets) sunset.labels(each.model).set(Date.parse(`${each.sunset}T00:00:00Z`) / 1000);
+  }
   if (options.spansDropped) {
     countedElsewhere(registers, 'gateway_trace_spans_dropped_total', 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).', options.spansDropped);
   }
