@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /**
  * A real `prometheus` (the Debian package; .ci/run installs it) on a free loopback port, with a temporary config and
@@ -120,15 +120,4 @@ async function waitReady(url: string, hasExited: () => boolean, output: () => st
     if (Date.now() > deadline) throw new Error(`prometheus not ready within ${READY_TIMEOUT_MS} ms:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
