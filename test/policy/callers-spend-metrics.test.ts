@@ -5,6 +5,7 @@ import t from 'tap';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { BATCH_KEY, HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js';
+import { startPrometheus } from '../helpers/prometheus-server.js';
 import { storeUp, until } from './limit-store.js';
 import { startRedisServer } from './redis-server.js';
 
@@ -123,4 +124,23 @@ t.test('a stalled Redis does not stall /metrics: the scrape answers within its b
     return askedRedis;
   });
   t.ok(askedRedis, '/metrics answered within 4 s with the last reading while Redis is stopped');
+});
+
+t.test('a real Prometheus scrapes the gauges, and the remaining-budget query of docs/callers.md answers', async (t) => {
+  const mock = await startUsageMock(USAGE);
+  t.teardown(() => mock.upstream.close());
+  const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin });
+  t.teardown(() => gateway.close());
+  await ask(gateway, SEARCH_KEY, 2);
+  await gateway.logged(() => (gateway.requestLogs().length >= 2 ? true : undefined));
+  const prometheus = await startPrometheus({ targets: [new URL(gateway.origin).host] });
+  t.teardown(() => prometheus.stop());
+  const left = await prometheus.waitFor(
+    'gateway_caller_budget_usd - on(caller, period) group_left max by (caller, period) (gateway_caller_spend_usd)',
+    (result) => result.length === 3,
+  );
+  const of = (caller: string, period: string) => left.find((each) => each.metric['caller'] === caller && each.metric['period'] === period)?.value;
+  t.ok(close(of('search-team', 'day'), 10 - 2.8), 'search-team: 7.2 USD left today');
+  t.ok(close(of('search-team', 'month'), 100 - 2.8));
+  t.ok(close(of('batch-team', 'month'), 50), 'batch-team has spent nothing');
 });
