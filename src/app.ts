@@ -98,7 +98,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
     ...(policy.storeUp ? { limitStoreUp: policy.storeUp } : {}),
+    callerSpend: policy.spend,
     ...(options.telemetry ? { spansDropped: options.telemetry.spansDropped } : {}),
+    sunsets: [...roster].flatMap(([model, table]) => (table.deprecated ? [{ model, sunset: table.deprecated.sunset }] : [])),
   });
 
   const app = express();

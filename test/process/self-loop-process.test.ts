@@ -2,7 +2,7 @@
 // override (GATEWAY_OPENAI_BASE_URL): one start-up warning names the provider, and a request is answered 508
 // loop_detected at the first hop back (the shipped 508 rule passes the hop's answer on, never retried).
 import t from 'tap';
-import { freePort } from '../policy/redis-server.js';
+import { freePort } from '../helpers/free-port.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './server-process.js';
 
 t.test('a provider base URL that is the gateway itself: warned at start-up, and a request is refused as a loop', async (t) => {
