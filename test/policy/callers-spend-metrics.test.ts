@@ -6,7 +6,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { BATCH_KEY, BUDGETED_ROUTES, DOLLAR_FORTY_USAGE, HI, OTHER_KEY, SEARCH_KEY, bearer, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js';
 import { startPrometheus } from '../helpers/prometheus-server.js';
-import { storeUp, until } from './limit-store.js';
+import { gatewayOnRedis, storeUp, until } from './limit-store.js';
 import { startRedisServer } from './redis-server.js';
 
 const ROUTES = BUDGETED_ROUTES;
@@ -87,13 +87,7 @@ t.test('with Redis: every instance reads the deployment-wide spend from Redis (s
 });
 
 t.test('a stalled Redis does not stall /metrics: the scrape answers within its bound with the last reading', async (t) => {
-  const redis = await startRedisServer();
-  t.teardown(() => redis.stop());
-  const mock = await startUsageMock(USAGE);
-  t.teardown(() => mock.upstream.close());
-  const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin, redisUrl: redis.url });
-  t.teardown(() => gateway.close());
-  await until('connected', async () => (await storeUp(gateway)) === 1);
+  const { gateway, redis } = await gatewayOnRedis(t, ROUTES, USAGE);
   await ask(gateway, SEARCH_KEY, 1);
   await gateway.logged(() => (gateway.requestLogs().length >= 1 ? true : undefined));
   await until('the reading after the settle', async () => close(spend(await scrape(gateway), 'search-team', 'day', 'redis'), 1.4));

@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { BATCH_KEY, BUDGETED_ROUTES, DOLLAR_FORTY_USAGE, HI, OTHER_KEY, SEARCH_KEY, bearer, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf } from '../helpers/prometheus.js';
-import { storeUp, until } from '../policy/limit-store.js';
+import { gatewayOnRedis } from '../policy/limit-store.js';
 import { startRedisServer } from '../policy/redis-server.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -52,13 +52,7 @@ const EXPECTED = [
 ];
 
 t.test('REDIS_URL: read from Redis for the callers of routes.yaml, as JSON and as a table', async (t) => {
-  const redis = await startRedisServer();
-  t.teardown(() => redis.stop());
-  const mock = await startUsageMock(USAGE);
-  t.teardown(() => mock.upstream.close());
-  const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin, redisUrl: redis.url });
-  t.teardown(() => gateway.close());
-  await until('connected', async () => (await storeUp(gateway)) === 1);
+  const { gateway, redis } = await gatewayOnRedis(t, ROUTES, USAGE);
   await traffic(t, gateway);
   const dir = mkdtempSync(join(tmpdir(), 'spend-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
