@@ -3,26 +3,14 @@
 // with what the requests cost; and a stalled Redis does not stall /metrics.
 import t from 'tap';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { BATCH_KEY, HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import { BATCH_KEY, BUDGETED_ROUTES, DOLLAR_FORTY_USAGE, HI, OTHER_KEY, SEARCH_KEY, bearer, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js';
 import { startPrometheus } from '../helpers/prometheus-server.js';
-import { storeUp, until } from './limit-store.js';
+import { gatewayOnRedis, storeUp, until } from './limit-store.js';
 import { startRedisServer } from './redis-server.js';
 
-const OTHER_KEY = 'gw-other-team-key-for-tests-5555555555';
-const ROUTES = callersRoutes(`  search-team:
-    keys: [${digestLine(SEARCH_KEY)}]
-    models: [mock/big]
-    budget: { usd_per_month: 100, usd_per_day: 10 }
-  batch-team:
-    keys: [${digestLine(BATCH_KEY)}]
-    models: [mock/big]
-    budget: { usd_per_month: 50 }
-  other-team:
-    keys: [${digestLine(OTHER_KEY)}]
-    models: [mock/big]`);
-// 1,000,000 prompt tokens of which 200,000 cached, 250,000 completion: 0.8 + 0.1 + 0.5 = 1.4 USD an answer.
-const USAGE = { prompt: 1_000_000, completion: 250_000, cached: 200_000 };
+const ROUTES = BUDGETED_ROUTES;
+const USAGE = DOLLAR_FORTY_USAGE;
 
 async function scrape(gateway: RunningGateway): Promise<Sample[]> {
   return parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text());
@@ -99,13 +87,7 @@ t.test('with Redis: every instance reads the deployment-wide spend from Redis (s
 });
 
 t.test('a stalled Redis does not stall /metrics: the scrape answers within its bound with the last reading', async (t) => {
-  const redis = await startRedisServer();
-  t.teardown(() => redis.stop());
-  const mock = await startUsageMock(USAGE);
-  t.teardown(() => mock.upstream.close());
-  const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin, redisUrl: redis.url });
-  t.teardown(() => gateway.close());
-  await until('connected', async () => (await storeUp(gateway)) === 1);
+  const { gateway, redis } = await gatewayOnRedis(t, ROUTES, USAGE);
   await ask(gateway, SEARCH_KEY, 1);
   await gateway.logged(() => (gateway.requestLogs().length >= 1 ? true : undefined));
   await until('the reading after the settle', async () => close(spend(await scrape(gateway), 'search-team', 'day', 'redis'), 1.4));

@@ -1,49 +1,20 @@
 // WORKERS=2 without Redis: the cluster primary counts the budgets, and a scrape of either worker reads the spend
 // from it: the same figure whichever worker answers, the deployment's, never a sum over workers.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { compileRoutes } from '../../scripts/routes/compile-routes.js';
-import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import { DOLLAR_FORTY_USAGE, HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf } from '../helpers/prometheus.js';
 import { until } from '../policy/limit-store.js';
+import { startCallersCluster } from './server-process.js';
 
-const HARNESS = fileURLToPath(new URL('./cluster-gateway.mjs', import.meta.url));
 t.setTimeout(180_000);
 
 t.test('WORKERS=2 in memory: every scrape, whichever worker answers, reads the primary’s spend', async (t) => {
-  // 1.4 USD an answer (see test/policy/callers-spend-metrics.test.ts).
-  const mock = await startUsageMock({ prompt: 1_000_000, completion: 250_000, cached: 200_000 });
+  const mock = await startUsageMock(DOLLAR_FORTY_USAGE);
   t.teardown(() => mock.upstream.close());
-  const compiled = compileRoutes(callersRoutes(`  search-team:
+  const { origin, output } = await startCallersCluster(t, callersRoutes(`  search-team:
     keys: [${digestLine(SEARCH_KEY)}]
     models: [mock/big]
-    budget: { usd_per_day: 40 }`));
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
-  const child = spawn(process.execPath, [HARNESS], {
-    env: { PATH: process.env['PATH'] ?? '', ROUTE_TABLES: JSON.stringify(compiled.tables), MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (piece: Buffer) => (output += piece.toString()));
-  child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
-  t.teardown(async () => {
-    if (child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  });
-  const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no cluster within 120 s: ${output}`)), 120_000);
-    child.stdout.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match && output.split('"worker listening"').length > 2) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-  });
+    budget: { usd_per_day: 40 }`), mock.upstream.origin);
 
   // A connection of its own each, so the primary hands them round the workers.
   const get = (path: string, init: RequestInit = {}) => fetch(`${origin}${path}`, { ...init, headers: { connection: 'close', ...(init.headers as Record<string, string>) } });
@@ -67,6 +38,6 @@ t.test('WORKERS=2 in memory: every scrape, whichever worker answers, reads the p
     t.ok(near(spend, 5.6), `scrape ${i}: spend ${spend} is the primary's 4 x 1.4 USD, not a sum over workers`);
     t.ok(near(spend, cost ?? 0), 'and agrees with gateway_cost_usd_total summed over the workers');
   }
-  const pids = new Set(output.split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('"status":200')).map((line) => (JSON.parse(line) as { pid: number }).pid));
+  const pids = new Set(output().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('"status":200')).map((line) => (JSON.parse(line) as { pid: number }).pid));
   t.equal(pids.size, 2, 'both workers answered requests');
 });

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { BATCH_KEY, HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import { BATCH_KEY, BUDGETED_ROUTES, DOLLAR_FORTY_USAGE, HI, OTHER_KEY, SEARCH_KEY, bearer, startUsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf } from '../helpers/prometheus.js';
-import { storeUp, until } from '../policy/limit-store.js';
+import { gatewayOnRedis } from '../policy/limit-store.js';
 import { startRedisServer } from '../policy/redis-server.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,20 +18,9 @@ const spendScript = join(repoRoot, 'scripts/spend.ts');
 const tsxLoader = import.meta.resolve('tsx');
 t.setTimeout(240_000);
 
-const OTHER_KEY = 'gw-other-team-key-for-tests-5555555555';
-const ROUTES = callersRoutes(`  search-team:
-    keys: [${digestLine(SEARCH_KEY)}]
-    models: [mock/big]
-    budget: { usd_per_month: 100, usd_per_day: 5 }
-  batch-team:
-    keys: [${digestLine(BATCH_KEY)}]
-    models: [mock/big]
-    budget: { usd_per_month: 50 }
-  other-team:
-    keys: [${digestLine(OTHER_KEY)}]
-    models: [mock/big]`);
-// 1.4 USD an answer (see test/policy/callers-spend-metrics.test.ts).
-const USAGE = { prompt: 1_000_000, completion: 250_000, cached: 200_000 };
+// search-team's day budget lowered to 5 USD, so what is left of it is small.
+const ROUTES = BUDGETED_ROUTES.replace('usd_per_day: 10', 'usd_per_day: 5');
+const USAGE = DOLLAR_FORTY_USAGE;
 
 function spend(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { REDIS_URL: _ignored, ...inherited } = process.env;
@@ -63,13 +52,7 @@ const EXPECTED = [
 ];
 
 t.test('REDIS_URL: read from Redis for the callers of routes.yaml, as JSON and as a table', async (t) => {
-  const redis = await startRedisServer();
-  t.teardown(() => redis.stop());
-  const mock = await startUsageMock(USAGE);
-  t.teardown(() => mock.upstream.close());
-  const gateway = await startGateway({ routes: ROUTES, upstreamOrigin: mock.upstream.origin, redisUrl: redis.url });
-  t.teardown(() => gateway.close());
-  await until('connected', async () => (await storeUp(gateway)) === 1);
+  const { gateway, redis } = await gatewayOnRedis(t, ROUTES, USAGE);
   await traffic(t, gateway);
   const dir = mkdtempSync(join(tmpdir(), 'spend-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
