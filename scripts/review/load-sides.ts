@@ -4,7 +4,7 @@ import type { RouteTables } from '../../src/generated/types/route-tables.js';
 import { compileRoutes } from '../routes/compile-routes.js';
 import { readRoutesFile } from '../routes/load-routes.js';
 import { formatProblem } from '../routes/problem.js';
-import type { RoutesFile } from '../routes-path.js';
+import { routesFile, type RoutesFile } from '../routes-path.js';
 import type { LineOf } from './change.js';
 
 /** One of the two files, compiled by the same compiler as `npm run build`. */
@@ -22,8 +22,9 @@ export class SideError extends Error {
   }
 }
 
-/** Reads a file (of the working tree, or anywhere ROUTES_FILE or --base-file names). */
-export function readSide({ path, label }: RoutesFile): { label: string; text: string } {
+/** Reads a file (of the working tree, or anywhere ROUTES_FILE or --base-file names); a path is named relative to here. */
+export function readSide(file: RoutesFile | string): { label: string; text: string } {
+  const { path, label } = typeof file === 'string' ? routesFile(file) : file;
   try {
     return { label, text: readRoutesFile(path) };
   } catch (error) {

@@ -2,11 +2,12 @@
 // what the built gateway serves. The build runs in a copy of the tree (without its routes.yaml), so it cannot
 // pick up the shipped example, and so it leaves this worktree's dist/ to the tests running beside it.
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { copyGatewayTree } from '../helpers/gateway-tree.js';
 import { startMockUpstream } from '../helpers/mock-upstream.js';
 import { startServerProcess } from '../process/server-process.js';
 
@@ -14,17 +15,6 @@ const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 // A real npm ci-less build (tsc over src/) on a machine shared with other work.
 t.setTimeout(300_000);
-
-/** The gateway's tree as a release holds it, without routes.yaml, dist/ or src/generated/; node_modules linked. */
-function gatewayTree(dir: string): string {
-  const tree = join(dir, 'gateway');
-  mkdirSync(tree);
-  for (const file of ['package.json', 'tsconfig.json']) cpSync(join(repoRoot, file), join(tree, file));
-  for (const folder of ['schemas', 'scripts']) cpSync(join(repoRoot, folder), join(tree, folder), { recursive: true });
-  cpSync(join(repoRoot, 'src'), join(tree, 'src'), { recursive: true, filter: (source) => !source.startsWith(join(repoRoot, 'src', 'generated')) });
-  symlinkSync(join(repoRoot, 'node_modules'), join(tree, 'node_modules'), 'dir');
-  return tree;
-}
 
 /** `npm --prefix <tree> run <script>` typed in `typedIn` (npm runs it in the tree and says where it was typed in INIT_CWD). */
 function npm(tree: string, args: readonly string[], env: Record<string, string>, typedIn = tree): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -51,7 +41,7 @@ errors:
 t.test('ROUTES_FILE outside the tree: build and check read it, and the gateway serves its model', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'routes-file-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const tree = gatewayTree(dir);
+  const tree = copyGatewayTree(join(dir, 'gateway'), { withRoutes: false });
   const config = join(dir, 'my-config');
   mkdirSync(config);
   writeFileSync(join(config, 'routes.yaml'), ROSTER);
