@@ -22,7 +22,7 @@ export interface Renamed {
   readonly write: string;
 }
 
-/** Why a gateway must not read the variables its own clients read (issue 36, item 5). */
+/** Why a gateway must not read the variables its own clients read. */
 const CLIENTS_READ = (variable: string, clients: string) =>
   `${variable} is the variable ${clients} read, so a shell that points them at this gateway would have the gateway send its traffic to itself`;
 

@@ -1,6 +1,7 @@
 // ROUTES_FILE outside the gateway's tree: `npm run build` compiles it and the gateway serves what only it has.
 // The build runs in a copy of the tree without its routes.yaml, so it cannot pick up the shipped example, and so
 // it leaves this worktree's dist/ to the tests running beside it.
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,12 +9,27 @@ import t from 'tap';
 import { copyGatewayTree } from '../helpers/gateway-tree.js';
 import { startMockUpstream } from '../helpers/mock-upstream.js';
 import { npm, ROSTER } from '../helpers/routes-file-rig.js';
-import { startServerProcess } from './server-process.js';
+
+/** `npm --prefix <tree> start` typed in `typedIn`, in a process group of its own (npm, then node); resolves once it listens. */
+async function npmStart(tree: string, typedIn: string, env: Record<string, string>): Promise<{ pid: number; origin: string }> {
+  const child = spawn('npm', ['--prefix', tree, 'start'], { cwd: typedIn, detached: true, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
+  const origin = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (piece: Buffer) => {
+      output += piece.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
+  });
+  return { pid: child.pid!, origin };
+}
 
 // A real build (tsc over src/) on a machine shared with other work.
 t.setTimeout(300_000);
 
-t.test('ROUTES_FILE outside the tree: build and check read it, and the gateway serves its model', async (t) => {
+t.test('ROUTES_FILE outside the tree, relative to where the command is typed: check reads it, npm start builds it and serves its model', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'routes-file-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const tree = copyGatewayTree(join(dir, 'gateway'), { withRoutes: false });
@@ -26,16 +42,14 @@ t.test('ROUTES_FILE outside the tree: build and check read it, and the gateway s
   t.equal(check.code, 0, check.stderr);
   t.equal(check.stdout, 'my-config/routes.yaml: OK (1 models, 1 providers)\n');
 
-  const build = await npm(tree, ['build'], { ROUTES_FILE: join(config, 'routes.yaml') });
-  t.equal(build.code, 0, build.stderr);
-
   const upstream = await startMockUpstream((_request, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'upstream-name', choices: [{ index: 0, message: { role: 'assistant', content: 'from my roster' }, finish_reason: 'stop' }] }));
   });
   t.teardown(() => upstream.close());
-  const server = await startServerProcess({ MINE_BASE_URL: `${upstream.origin}/v1`, MINE_API_KEY: 'sk-mine' }, [join(tree, 'dist', 'server.js')]);
-  t.teardown(() => server.child.kill('SIGKILL'));
+  // `npm start` builds, then serves: the build inside it must still resolve the relative path from where it was typed.
+  const server = await npmStart(tree, dir, { ROUTES_FILE: 'my-config/routes.yaml', MINE_BASE_URL: `${upstream.origin}/v1`, MINE_API_KEY: 'sk-mine' });
+  t.teardown(() => process.kill(-server.pid, 'SIGKILL'));
   const answer = await fetch(`${server.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mine/only-here', messages: [{ role: 'user', content: 'hi' }] }) });
   t.equal(answer.status, 200);
   t.equal(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'from my roster');
