@@ -2,6 +2,7 @@
 // The build runs in a copy of the tree without its routes.yaml, so it cannot pick up the shipped example, and so
 // it leaves this worktree's dist/ to the tests running beside it.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,9 +10,10 @@ import t from 'tap';
 import { copyGatewayTree } from '../helpers/gateway-tree.js';
 import { startMockUpstream } from '../helpers/mock-upstream.js';
 import { npm, ROSTER } from '../helpers/routes-file-rig.js';
+import { logLinesOf } from './server-process.js';
 
-/** `npm --prefix <tree> start` typed in `typedIn`, in a process group of its own (npm, then node); resolves once it listens. */
-async function npmStart(tree: string, typedIn: string, env: Record<string, string>): Promise<{ pid: number; origin: string }> {
+/** `npm --prefix <tree> start` typed in `typedIn`, in a process group of its own (npm, then node); resolves once it has logged that it listens. */
+async function npmStart(tree: string, typedIn: string, env: Record<string, string>): Promise<{ pid: number; origin: string; output: () => string }> {
   const child = spawn('npm', ['--prefix', tree, 'start'], { cwd: typedIn, detached: true, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
@@ -19,11 +21,12 @@ async function npmStart(tree: string, typedIn: string, env: Record<string, strin
     child.stdout.on('data', (piece: Buffer) => {
       output += piece.toString();
       const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
+      // The plain line comes first; the JSON one (LOG_FORMAT=json) may follow in a later piece.
+      if (match && /"msg":"listening"/.test(output)) resolve(match[1]!);
     });
     child.on('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
   });
-  return { pid: child.pid!, origin };
+  return { pid: child.pid!, origin, output: () => output };
 }
 
 // A real build (tsc over src/) on a machine shared with other work.
@@ -48,8 +51,10 @@ t.test('ROUTES_FILE outside the tree, relative to where the command is typed: ch
   });
   t.teardown(() => upstream.close());
   // `npm start` builds, then serves: the build inside it must still resolve the relative path from where it was typed.
-  const server = await npmStart(tree, dir, { ROUTES_FILE: 'my-config/routes.yaml', MINE_BASE_URL: `${upstream.origin}/v1`, MINE_API_KEY: 'sk-mine' });
+  const server = await npmStart(tree, dir, { ROUTES_FILE: 'my-config/routes.yaml', LOG_FORMAT: 'json', MINE_BASE_URL: `${upstream.origin}/v1`, MINE_API_KEY: 'sk-mine' });
   t.teardown(() => process.kill(-server.pid, 'SIGKILL'));
+  const listening = logLinesOf(server.output()).find((line) => line['msg'] === 'listening');
+  t.equal(listening?.['routes_sha256'], createHash('sha256').update(ROSTER).digest('hex'), 'it serves the tables of that file');
   const answer = await fetch(`${server.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mine/only-here', messages: [{ role: 'user', content: 'hi' }] }) });
   t.equal(answer.status, 200);
   t.equal(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, 'from my roster');
