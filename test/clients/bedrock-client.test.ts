@@ -1,3 +1,4 @@
+import { APIError } from 'openai';
 import t from 'tap';
 import { bedrockGateway } from '../helpers/bedrock-gateway.js';
 import { textAnswer, textEvents } from '../helpers/mock-bedrock.js';
@@ -166,4 +167,13 @@ t.test('reasoning: thinking asked for by reasoning_effort, the signature back by
   t.equal(message['reasoning_content'], 'Again.');
   t.same(message['thinking_blocks'], [{ type: 'thinking', thinking: 'Again.', signature: 'sig2' }, { type: 'redacted_thinking', data: 'cmVkYWN0ZWQ=' }]);
   t.strictSame(mock.violations, []);
+});
+
+t.test("a field Converse cannot express: the client's APIError 400 naming it, nothing sent", async (t) => {
+  const { mock, client } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }));
+  const error = await client.chat.completions.create({ model: 'brk/nova', messages: [{ role: 'user', content: 'Hi' }], logprobs: true }).catch((caught: unknown) => caught);
+  t.type(error, APIError);
+  t.equal((error as APIError).status, 400);
+  t.match((error as APIError).error, { param: 'logprobs', code: 'unsupported_parameter' });
+  t.equal(mock.calls.length, 0);
 });
