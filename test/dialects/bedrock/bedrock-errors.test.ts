@@ -106,3 +106,19 @@ t.test('an exception after the first content: the in-stream error event with its
   const last = JSON.parse(text.trim().split('\n\n').at(-1)!.replace(/^data: /, '')) as { error: Record<string, unknown> };
   t.match(last.error, { gateway_code: 'provider_stream_error', provider: 'brk', provider_code: 'modelStreamErrorException', message: 'The model stream broke.' });
 });
+
+t.test("the mock's verify hook (for signatures) sees the exact path and body bytes, and its refusal is AWS's 403", async (t) => {
+  const seen: { url: string | undefined; body: string }[] = [];
+  const { client, mock } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }), {
+    mock: {
+      verify(req, bodyBytes) {
+        seen.push({ url: req.url, body: bodyBytes.toString() });
+        return 'The request signature we calculated does not match the signature you provided.';
+      },
+    },
+  });
+  const error = await failure(client.chat.completions.create(ask));
+  t.equal(error.status, 502);
+  t.match(error.error, { provider_status: 403, provider_code: 'InvalidSignatureException', message: /signature we calculated does not match/, gateway_code: 'provider_auth_failed' });
+  t.same(seen, [{ url: '/model/amazon.nova-pro-v1%3A0/converse', body: mock.calls[0]!.bodyBytes.toString() }]);
+});
