@@ -122,3 +122,13 @@ t.test("the mock's verify hook (for signatures) sees the exact path and body byt
   t.match(error.error, { provider_status: 403, provider_code: 'InvalidSignatureException', message: /signature we calculated does not match/, gateway_code: 'provider_auth_failed' });
   t.same(seen, [{ url: '/model/amazon.nova-pro-v1%3A0/converse', body: mock.calls[0]!.bodyBytes.toString() }]);
 });
+
+t.test('auth: bearer with its api_key_env unset behaves as today: 500 provider_not_configured naming it, nothing sent', async (t) => {
+  const { client, mock, gateway } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }), { env: { MOCK_API_KEY: '' } });
+  const error = await failure(client.chat.completions.create(ask));
+  t.equal(error.status, 500);
+  t.match(error.error, { gateway_code: 'provider_not_configured', provider: 'brk', message: /MOCK_API_KEY/ });
+  t.equal(error.headers?.get('x-should-retry'), 'false');
+  t.equal(mock.calls.length, 0);
+  t.match(gateway.warnings.join('\n'), /brk \(MOCK_API_KEY\)/);
+});
