@@ -132,3 +132,15 @@ t.test('auth: bearer with its api_key_env unset behaves as today: 500 provider_n
   t.equal(mock.calls.length, 0);
   t.match(gateway.warnings.join('\n'), /brk \(MOCK_API_KEY\)/);
 });
+
+t.test('a Bedrock API key the provider quotes back is [redacted] in the error and in the stream', async (t) => {
+  const { PROVIDER_KEY } = await import('../../helpers/gateway.js');
+  const { client, gateway } = await bedrockGateway(t, (call) =>
+    call.stream ? { events: textEvents([`key ${PROVIDER_KEY} echoed`]) } : { status: 400, errorType: 'ValidationException', json: { message: `Bad key ${PROVIDER_KEY}` } },
+  );
+  const error = await failure(client.chat.completions.create(ask));
+  t.match(error.error, { message: 'Bad key [redacted]' });
+  const text = await (await gateway.post({ ...ask, stream: true })).text();
+  t.match(text, /key \[redacted\] echoed/);
+  t.notMatch(text, PROVIDER_KEY);
+});
