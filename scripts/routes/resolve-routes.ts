@@ -26,7 +26,8 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       id,
       dialect,
       endpoints: resolveEndpoints(entry),
-      auth: entry.auth === 'google' ? GOOGLE_AUTH : entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
+      auth: authOf(entry.auth ?? dialectDefaults.auth, Boolean(entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env))),
+      ...(entry.region ? { region: entry.region } : {}),
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
@@ -66,9 +67,9 @@ export function resolveBreaker(own: BreakerEntry | undefined, inherited: Breaker
   };
 }
 
-/** base_url alone is one endpoint, named "0" like the first of a list. */
+/** base_url alone is one endpoint, named "0" like the first of a list; a bedrock provider without one has its region's. */
 function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
-  const single: EndpointEntry = { base_url: entry.base_url! };
+  const single: EndpointEntry = { base_url: entry.base_url ?? `https://bedrock-runtime.${entry.region!}.amazonaws.com` };
   if (entry.base_url_env) single.base_url_env = entry.base_url_env;
   if (entry.api_key_env) single.api_key_env = entry.api_key_env;
   return (entry.endpoints ?? [single]).map((endpoint, index) => ({
@@ -82,6 +83,15 @@ function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
 
 /** `auth: google`: an OAuth2 access token as a bearer, fetched by the engine (src/routing/auth/). */
 const GOOGLE_AUTH: KeyAuth = { header: 'authorization', scheme: 'google' };
+/** `auth: aws`: each request signed with AWS Signature Version 4 by the engine (src/routing/auth/). */
+const AWS_AUTH: KeyAuth = { header: 'authorization', scheme: 'aws' };
+
+/** The provider's auth: google and aws take no key; a key scheme applies only when the provider has a key. */
+function authOf(scheme: AuthScheme | 'google', hasKey: boolean): KeyAuth | null {
+  if (scheme === 'google') return GOOGLE_AUTH;
+  if (scheme === 'aws') return AWS_AUTH;
+  return hasKey ? keyAuth(scheme) : null;
+}
 
 /** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */
 export const DEFAULT_THINKING_BUDGET = { min: 512, max: 24576 } as const;
@@ -100,8 +110,7 @@ function geminiThinking(entry: ModelEntry | null, dialect: string | undefined): 
   return {};
 }
 
-function keyAuth(scheme: Exclude<AuthScheme, 'google'> | 'google'): KeyAuth {
-  if (scheme === 'google') return GOOGLE_AUTH;
+function keyAuth(scheme: Exclude<AuthScheme, 'aws'>): KeyAuth {
   return scheme === 'bearer' ? { header: 'authorization', scheme: 'bearer' } : { header: scheme.header.toLowerCase(), scheme: 'raw' };
 }
 

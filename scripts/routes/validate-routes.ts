@@ -60,7 +60,7 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
 
 /** Plain words for the values that may take more than one form, by key. */
 const ANY_OF_HINTS: Record<string, string> = {
-  auth: "must be bearer, google or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)",
+  auth: "must be bearer, google, aws or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)",
 };
 
 /** Plain words for the schema's value patterns. */
@@ -70,6 +70,7 @@ const PATTERN_HINTS: Record<string, string> = {
   '^[a-z][a-z0-9_]*$': 'is not a code (lower-case letters, digits and _, starting with a letter)',
   '^[\\t\\x20-\\x7e]*$': 'is not a valid header value (printable ASCII only)',
   '^[^\\s]+$': 'must not contain white space',
+  '^[a-z]{2}(-[a-z]+)+-\\d+$': 'is not an AWS region (like us-east-1, eu-central-1 or us-gov-west-1)',
   '^sha256:[0-9a-fA-F]{64}$': 'is not a key digest: sha256: and 64 hex characters (`npm run key -- NAME` prints one)',
 };
 
