@@ -132,8 +132,7 @@ t.test('SIGTERM to the primary: every worker drains its requests, none is replac
   t.equal(await server.exited, 0);
   const lines = logLinesOf(server.output());
   t.equal(lines.filter((line) => line['msg'] === 'worker stopped').length, 2);
-  t.equal(lines.filter((line) => line['msg'] === 'worker started').length, 2, 'no worker was replaced');
-  t.equal(lines.filter((line) => line['msg'] === 'worker listening').length, 2);
+  t.equal(lines.filter((line) => line['msg'] === 'worker listening').length, 2, 'no worker was replaced');
   t.notOk(lines.some((line) => line['msg'] === 'worker died; replacing it'));
   await t.rejects(fetch(`${server.origin}/health`), 'the listener is closed');
 });
@@ -146,6 +145,6 @@ t.test('workers that cannot listen: the primary exits 1 instead of replacing the
   const { code, output } = await runServerExpectingExit({ WORKERS: '2', PORT: String(port) });
   t.equal(code, 1);
   t.match(output, /cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
-  t.match(output, /"msg":"worker failed to start"/);
+  t.equal(output.match(/cannot listen/g)?.length, 1, 'one line, printed by the primary for the first worker that failed');
   t.notMatch(output, /listening on http/);
 });
