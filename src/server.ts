@@ -64,6 +64,10 @@ async function main(): Promise<void> {
     logOutput?.stream ?? prettyDestination(process.stdout),
   );
   if (cluster.isPrimary) {
+    // One worker needs no balancing: it accepts from the shared socket itself, which keeps the primary off the path
+    // of every connection (Node's default on Linux, round-robin, has the primary accept each one and pass it over IPC).
+    // During a reload the new and the old worker share the socket until the old one closes its copy.
+    if (config.workers === 1 && !process.env['NODE_CLUSTER_SCHED_POLICY']) cluster.schedulingPolicy = cluster.SCHED_NONE;
     runClusterPrimary({
       workers: config.workers,
       shutdownGraceMs: config.shutdownGraceMs,
