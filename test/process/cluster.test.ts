@@ -73,7 +73,7 @@ t.test('two workers share the port; /metrics shows the figures of both, summed',
   const statuses = [];
   for (let i = 0; i < 20; i++) statuses.push(await askOnce(server));
   t.same(statuses, Array(20).fill(200));
-  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'request').length >= 20 ? true : undefined));
+  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'request' && line['path'] === '/v1/chat/completions').length >= 20 ? true : undefined));
   const served = chatPids(server);
   t.equal(served.size, 2, 'both workers answered');
   t.notOk(served.has(server.child.pid), 'the primary answers nothing itself');
@@ -114,7 +114,7 @@ t.test('a worker killed with SIGKILL is replaced and the service keeps answering
   const statuses = [];
   for (let i = 0; i < 10; i++) statuses.push(await askOnce(server));
   t.same(statuses, Array(10).fill(200));
-  await waitForOutput(server, () => (logLinesOf(server.output()).filter((line) => line['msg'] === 'request').length >= 10 ? true : undefined));
+  await waitForOutput(server, () => (logLinesOf(server.output()).filter((line) => line['msg'] === 'request' && line['path'] === '/v1/chat/completions').length >= 10 ? true : undefined));
   t.ok(chatPids(server).has(replacement), 'the replacement answers');
   t.ok(chatPids(server).has(survivor), 'and so does the survivor');
   t.notOk(chatPids(server).has(victim) || chatPids(server).has(firstReplacement), 'the dead answer nothing');
