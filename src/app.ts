@@ -5,11 +5,13 @@ import type { ModelTable, RouteTables } from './generated/types/route-tables.js'
 import { callerAuth, namedCallerAuth } from './caller/caller-auth.js';
 import { BodyBudget, BUDGET_BYTES_PER_VALUE } from './caller/body-budget.js';
 import { chatCompletionsHandler } from './endpoints/chat-completions.js';
+import { embeddingsHandler } from './endpoints/embeddings.js';
 import { responsesHandler, responsesNotStored } from './endpoints/responses/index.js';
 import { anthropicErrorShape, countTokensHandler, messagesHandler } from './endpoints/messages/index.js';
 import { requireHostHeader } from './caller/client-error.js';
 import { cors, type CorsOrigins } from './caller/cors.js';
 import { deferContinue } from './caller/expect-continue.js';
+import { gatewayIdOf, loopGuard } from './caller/loop-guard.js';
 import { GatewayError, gatewayError } from './wire/gateway-error.js';
 import { Lifecycle } from './caller/lifecycle.js';
 import { lingerAfterEarlyAnswer, LINGER_DEFAULTS, type LingerBounds } from './caller/linger.js';
@@ -18,6 +20,8 @@ import { redactGatewayError, type Redact } from './observe/redact-secrets.js';
 import { recordOf, requestLog } from './observe/request-log.js';
 import { requestIdFor } from './caller/request-id.js';
 import { prepareProviders } from './routing/runtime-providers.js';
+import { selfPointingWarnings, type ListeningAddress } from './caller/self-address.js';
+import { ownViaEntry } from './wire/via.js';
 import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { createCallerPolicy } from './policy/caller-policy.js';
@@ -67,6 +71,8 @@ export interface Gateway {
   drain(graceMs: number): Promise<{ forcedStops: number }>;
   /** Releases the keep-alive sockets to providers, and the limit store's connection. */
   close(): void;
+  /** Told where the server listens: warns of every provider whose base URL is that address (a loop). Resolves when checked. */
+  listening(address: ListeningAddress): Promise<void>;
   /** What the gateway still tracks: responses not closed, and requests still holding a forced-stop hook. Both 0 when idle. */
   tracked(): { inFlight: number; stopHooks: number };
 }
@@ -77,6 +83,8 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   const linger = options.linger ?? LINGER_DEFAULTS;
   const providers = prepareProviders(tables, options.env, `chat-routing-gateway/${options.version}`, (level, message) => logger[level](message));
   for (const warning of providers.warnings) logger.warn(warning);
+  // Named in the Via of every upstream call; a request that arrives naming it has looped (loop-guard.ts).
+  const gatewayId = gatewayIdOf(tables.sourceSha256, options.env);
   const roster = new Map(Object.entries(tables.models).filter((entry): entry is [string, ModelTable] => entry[1] !== undefined));
   const lifecycle = new Lifecycle();
   const policy = createCallerPolicy(tables, { env: options.env, redisUrl: options.redisUrl ?? null, clusterWorker: options.clusterWorker ?? false, logger });
@@ -90,7 +98,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     processMetrics: options.processMetrics ?? false,
     clusterWorker: options.clusterWorker ?? false,
     ...(policy.storeUp ? { limitStoreUp: policy.storeUp } : {}),
+    callerSpend: policy.spend,
     ...(options.telemetry ? { spansDropped: options.telemetry.spansDropped } : {}),
+    sunsets: [...roster].flatMap(([model, table]) => (table.deprecated ? [{ model, sunset: table.deprecated.sunset }] : [])),
   });
 
   const app = express();
@@ -111,14 +121,16 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
     streams: new StreamsInFlight(options.maxStreamBytesInFlight ?? defaultStreamBytesInFlight()),
     lifecycle,
     linger,
+    ownVia: ownViaEntry(gatewayId),
     ...(policy.named ? { policy } : {}),
   };
+  const refuseLoops = loopGuard(gatewayId);
 
   // What every request passes first, in this order; the chat route then tracking and caller identity too.
   const common = [logRequests, traced, requireHostHeader, corsHeaders].filter((handler) => handler !== undefined);
   // The chat route first, with only the middleware it needs: one route matched, not a walk through each layer
   // below. Its errors go on to answerError at the end like everybody's.
-  app.post('/v1/chat/completions', ...common, tracked, identifyCaller, chatCompletionsHandler(endpoint));
+  app.post('/v1/chat/completions', ...common, tracked, refuseLoops, identifyCaller, chatCompletionsHandler(endpoint));
 
   app.use(...common);
   // Before trackInFlight: a scrape is not traffic a drain waits for, nor one of the requests in flight it reports.
@@ -126,6 +138,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.all('/metrics', methodNotAllowed('GET, HEAD'));
   app.use(tracked);
   app.use('/v1/messages', anthropicErrorShape);
+  app.use(refuseLoops);
   app.use(identifyCaller);
   app.all('/v1/chat/completions', methodNotAllowed('POST'));
   app.post('/v1/responses', responsesHandler(endpoint));
@@ -135,6 +148,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.all('/v1/messages', methodNotAllowed('POST'));
   app.post('/v1/messages/count_tokens', countTokensHandler(endpoint));
   app.all('/v1/messages/count_tokens', methodNotAllowed('POST'));
+  app.post('/v1/embeddings', embeddingsHandler(endpoint));
+  app.all('/v1/embeddings', methodNotAllowed('POST'));
+  app.all(['/v1/models', '/v1/models/{*rest}'], noModelList);
   app.get('/health', (_req, res) => {
     res.status(lifecycle.draining ? 503 : 200).json({
       status: lifecycle.draining ? 'draining' : 'ok',
@@ -147,7 +163,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));
   app.use((req, _res, next) => {
-    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses and /v1/messages.`));
+    next(gatewayError('not_found', `There is no ${req.method} ${sanitizePath(req.path)} on this gateway; the endpoints are POST /v1/chat/completions, /v1/responses, /v1/messages and /v1/embeddings.`));
   });
   app.use(answerError(logger, providers.redact, linger));
   return {
@@ -159,6 +175,9 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
       void policy.close();
     },
     tracked: () => ({ inFlight: lifecycle.inFlight, stopHooks: lifecycle.stopHooks }),
+    listening: async (address) => {
+      for (const warning of await selfPointingWarnings(providers.byId.values(), address)) logger.warn(warning);
+    },
   };
 }
 
@@ -168,6 +187,16 @@ function bodyLimits(options: AppOptions) {
   const inFlight = options.maxBodyBytesInFlight ?? defaultBodyBytesInFlight(options.maxBodyBytes + maxValues * BUDGET_BYTES_PER_VALUE);
   return { maxBytes: options.maxBodyBytes, json: { maxDepth, maxValues }, budget: new BodyBudget(inFlight) };
 }
+
+/** No model list, by design (SPEC.md): the 404 says where the routing strings are instead. */
+const noModelList: RequestHandler = (req, _res, next) => {
+  next(
+    gatewayError(
+      'not_found',
+      `There is no ${req.method} ${sanitizePath(req.path)} on this gateway: it has no model list, by design. The routing strings it serves are in its routes.yaml (\`npm run --silent roster\` prints them); use one as \`model\`.`,
+    ),
+  );
+};
 
 /** Without keys every request is the anonymous caller's (log line and metrics). */
 const anonymousCaller: RequestHandler = (_req, res, next) => {

@@ -153,6 +153,9 @@ async function serve(build: Build, config: ServerConfig, logger: Logger, logOutp
   if (problem) throw new StartError(problem);
 
   server.listen(config.port, config.host, () => {
+    const address = server.address();
+    // A provider base URL that is this very address would loop (each worker checks its own view; a warning only).
+    if (typeof address === 'object' && address) void gateway.listening(address);
     const ready: WorkerReady = { type: WORKER_READY, version: GATEWAY_VERSION, routes_sha256: routeTables.sourceSha256 };
     process.send?.(ready);
     retire = () => retireAfterReload();

@@ -17,6 +17,19 @@ export interface Change {
   readonly after?: JsonValue;
   /** 1-based line in NEW, where the changed thing is written; absent for what NEW no longer has. */
   readonly line?: number;
+  /** With --traffic: the requests over the window that this change touches (traffic.ts). */
+  readonly traffic?: ItemTraffic;
+}
+
+/** The requests a change touches over the traffic window, and who sent them. */
+export interface ItemTraffic {
+  readonly requests: number;
+  /** Requests per caller name (`key`, `anonymous` or empty for requests without a named caller), most first. */
+  readonly callers: Readonly<Record<string, number>>;
+  /** price_changed only: USD the window's requests of the model cost. */
+  readonly spendUsd?: number;
+  /** price_changed only: USD the window's traffic would have cost more (negative: less) at the new price. */
+  readonly spendMovedUsd?: number;
 }
 
 /** The three sections, each in the order the classifiers found the changes (file order within a kind). */

@@ -134,6 +134,10 @@ function compareModel(model: string, before: ModelTable, after: ModelTable, line
   } else {
     changes.push(...compareThinking(before, after, common, at));
   }
+  if (before.kind !== after.kind) {
+    // Its callers call the other endpoint: every one of their requests is now refused.
+    changes.push({ severity: 'breaking', kind: 'kind_changed', ...common, before: before.kind ?? 'chat', after: after.kind ?? 'chat', line: at('kind') });
+  }
   if (before.api !== after.api) {
     // Native: the caller's Responses request reaches the provider's /responses; translated: it goes as a chat request.
     changes.push({ severity: 'behaviour', kind: 'api_changed', ...common, before: before.api ?? 'chat', after: after.api ?? 'chat', line: at('api') });

@@ -36,6 +36,7 @@ const MODEL: Fields<ModelTable, 'models.*'> = {
   'models.*.reasoning': 'reasoning_removed, capability_changed',
   'models.*.thinkingBudget': 'thinking_budget_narrowed, thinking_changed (with another reasoning: part of capability_changed)',
   'models.*.reasoningLevels': 'thinking_changed (with another reasoning: part of capability_changed)',
+  'models.*.kind': 'kind_changed',
   'models.*.api': 'api_changed',
   'models.*.fallback': 'fallback_changed, caller_served_outside_models',
   'models.*.deprecated': 'model_deprecated, deprecation_changed',

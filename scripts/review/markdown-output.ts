@@ -1,4 +1,4 @@
-import type { Change, JsonValue, Review } from './change.js';
+import type { Change, ItemTraffic, JsonValue, Review } from './change.js';
 
 /** Rows per section: keeps the comment under GitHub's 64 KB; --json always lists everything. */
 const MAX_ROWS = 80;
@@ -11,17 +11,32 @@ const SECTIONS = [
   { key: 'safe', title: 'Safe' },
 ] as const;
 
+/** Callers named in a traffic cell; the rest are counted. */
+const MAX_CALLERS_SHOWN = 5;
+
+/** With --traffic: the window (`7 d`) and where the figures come from, or why there are none. */
+export interface TrafficNote {
+  readonly window: string;
+  readonly source?: string;
+  readonly unavailable?: string;
+}
+
 /** The pull-request form: a one-line summary, then the three sections as short tables, breaking first. */
-export function reviewMarkdown(review: Review, labels: { old: string; new: string }): string {
+export function reviewMarkdown(review: Review, labels: { old: string; new: string }, traffic?: TrafficNote): string {
   const out = [`### routes.yaml review: ${summaryLine(review)}`, '', `${code(labels.old)} → ${code(labels.new)}`, ''];
+  if (traffic?.unavailable !== undefined) out.push(`Traffic: not available (${code(traffic.unavailable)}); the items are not weighted.`, '');
+  else if (traffic?.source !== undefined) out.push(`Traffic over the last ${traffic.window}: ${code(traffic.source)}.`, '');
+  const weighted = traffic?.source !== undefined && traffic.unavailable === undefined;
   const total = review.breaking.length + review.behaviour.length + review.safe.length;
   if (total === 0) out.push('No change that callers can see.', '');
   for (const { key, title } of SECTIONS) {
     const changes = review[key];
     if (changes.length === 0) continue;
-    out.push(`#### ${title}`, '', '| Kind | Routing string, provider or caller | What it does | Line |', '|---|---|---|---|');
+    if (weighted) out.push(`#### ${title}`, '', `| Kind | Routing string, provider or caller | What it does | Line | Traffic (${traffic.window}) |`, '|---|---|---|---|---|');
+    else out.push(`#### ${title}`, '', '| Kind | Routing string, provider or caller | What it does | Line |', '|---|---|---|---|');
     for (const change of changes.slice(0, MAX_ROWS)) {
-      out.push(`| \`${change.kind}\` | ${subject(change)} | ${describe(change)} | ${change.line ?? ''} |`);
+      const row = `| \`${change.kind}\` | ${subject(change)} | ${describe(change)} | ${change.line ?? ''} |`;
+      out.push(weighted ? `${row} ${trafficCell(change.traffic, traffic.window)} |` : row);
     }
     if (changes.length > MAX_ROWS) out.push('', `… and ${changes.length - MAX_ROWS} more (\`npm run review -- --json\` lists every one).`);
     out.push('');
@@ -29,6 +44,19 @@ export function reviewMarkdown(review: Review, labels: { old: string; new: strin
   if (review.breaking.length > 0) out.push('**Breaking**: merging this needs a reviewer\'s explicit approval (the review exits 1).', '');
   return `${out.join('\n')}`;
 }
+
+/** `5 requests: \`search-team\` 3, \`batch-team\` 2`, or `not called in 7 d`; a price change adds the spend it moves. */
+function trafficCell(traffic: ItemTraffic | undefined, window: string): string {
+  if (!traffic || traffic.requests === 0) return `not called in ${window}`;
+  const callers = Object.entries(traffic.callers);
+  const named = callers.slice(0, MAX_CALLERS_SHOWN).map(([caller, requests]) => `${caller === '' ? 'no caller' : code(caller)} ${count(requests)}`);
+  const more = callers.length > MAX_CALLERS_SHOWN ? `, ${callers.length - MAX_CALLERS_SHOWN} more callers` : '';
+  const spend = traffic.spendMovedUsd === undefined ? '' : `; cost ${usd(traffic.spendUsd ?? 0)} USD, ${traffic.spendMovedUsd >= 0 ? '+' : '−'}${usd(Math.abs(traffic.spendMovedUsd))} USD at the new price`;
+  return `${count(traffic.requests)} request${traffic.requests === 1 ? '' : 's'}: ${named.join(', ')}${more}${spend}`;
+}
+
+const count = (figure: number) => figure.toLocaleString('en-US');
+const usd = (figure: number) => (figure !== 0 && Math.abs(figure) < 0.01 ? figure.toPrecision(2) : figure.toFixed(2));
 
 /** `2 breaking · 1 behaviour change · 3 safe` */
 export function summaryLine(review: Review): string {
@@ -103,6 +131,8 @@ function describe(change: Change): string {
       return after === false
         ? '`stream_usage` off: streams are no longer asked for usage, so a stream whose caller did not ask for it is not counted or charged (tokens per minute, budgets)'
         : '`stream_usage` on: streams are asked for usage (hidden from callers who did not ask), so they are counted and charged';
+    case 'kind_changed':
+      return `\`kind\` ${text(before)} → ${text(after)}: its callers' requests on the endpoint of its old kind are refused (400)`;
     case 'api_changed':
       return after === 'responses'
         ? '`api: responses`: POST /v1/responses now goes natively to the provider\'s /responses (was translated to chat)'

@@ -6,6 +6,7 @@ import { checkCallers } from './callers.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
 import type { LoadedRoutes } from './load-routes.js';
 import { checkThinking } from './cross-check-thinking.js';
+import { checkKinds } from './cross-check-kind.js';
 import { misplacedKeys } from './model-order.js';
 import { formatPath, type Problem } from './problem.js';
 
@@ -75,6 +76,7 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
     if (Object.hasOwn(routes.providers, prefix)) checkAllowFields(['models', model, 'allow_fields'], mapAt(routes.models, model)['allow_fields'], mapAt(routes.providers, prefix)['dialect'], report);
   }
   checkFallbacks(routes.models, report);
+  checkKinds(routes.models, routes.providers, report);
   checkDeprecations(routes.models, report);
   checkCallers(loaded.data, report);
   checkBreaker(['defaults', 'breaker'], mapAt(loaded.data, 'defaults')['breaker'], undefined, report);

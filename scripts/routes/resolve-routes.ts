@@ -46,6 +46,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       reasoning: entry?.reasoning ?? 'none',
       ...geminiThinking(entry ?? null, routes.providers[routingString.slice(0, slash)]?.dialect),
       ...(entry?.api === 'responses' ? { api: 'responses' as const } : {}),
+      ...(entry?.kind === 'embedding' ? { kind: 'embedding' as const } : {}),
       fallback: entry?.fallback ?? [],
       deprecated: entry?.deprecated ? { since: entry.deprecated.since, sunset: entry.deprecated.sunset, replacement: entry.deprecated.replacement ?? null } : null,
       allowFields: [...new Set([...(routes.providers[routingString.slice(0, slash)]?.allow_fields ?? []), ...(entry?.allow_fields ?? [])])],

@@ -18,7 +18,12 @@ export interface DialectDefaults {
    * send one only where routes.yaml `allow_fields` lists it (on the provider or the model); the compiler refuses other names there.
    */
   readonly gatedFields: readonly string[];
+  /** Model kinds the dialect serves besides chat (routes.yaml `kind`): `embedding` when it has an embeddings API. Absent: chat only. */
+  readonly kinds?: readonly ModelKind[];
 }
+
+/** routes.yaml `kind` of a model: what it does, and so which endpoints serve it. */
+export type ModelKind = 'chat' | 'embedding';
 
 /** The caller's request as the engine hands it to a dialect. */
 export interface OutgoingCall {
@@ -48,6 +53,11 @@ export interface OutgoingRequest {
   readonly body: string;
   /** Headers of this call only (a request signature), on top of the provider's fixed ones built at start-up. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Reads this call's 2xx answer, for a call whose answer cannot be read without the request (how many inputs were
+   * sent, which encoding the caller asked for); absent: the dialect's readResponse.
+   */
+  readonly readResponse?: (text: string, routingModel: string) => TranslatedResponse | undefined;
 }
 
 /** A non-streamed answer translated for the caller. */
@@ -166,7 +176,7 @@ export interface Dialect {
 }
 
 /** Inbound wire formats a dialect may take natively (the caller's body, not the internal chat form). */
-export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-responses';
+export type NativeFormat = 'anthropic-messages' | 'anthropic-count-tokens' | 'openai-responses' | 'openai-embeddings';
 
 /** What routes.yaml says of the model that decides a native format: `api: responses` (openai dialect). */
 export interface NativeRoute {
@@ -185,7 +195,10 @@ export interface NativeCall {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** How a dialect serves one native format: the caller's bytes out, the provider's bytes back (only `model` changed). */
+/**
+ * How a dialect serves one native format: the caller's bytes out, the provider's bytes back (only `model` changed);
+ * or, for a format with no internal chat form (`openai-embeddings`), the dialect's own translation both ways.
+ */
 export interface NativeDialect {
   /** Throws the gateway's 400 for a gated field routes.yaml does not allow this route. */
   buildRequest(call: NativeCall, upstreamModel: string): OutgoingRequest;

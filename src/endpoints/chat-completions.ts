@@ -8,6 +8,7 @@ import { serveWithFailover, type FailoverPlan } from '../routing/failover.js';
 import { gatewayError, type GatewayError } from '../wire/gateway-error.js';
 import type { ForcedStop, Lifecycle } from '../caller/lifecycle.js';
 import { callerOf } from '../caller/caller-auth.js';
+import { upstreamViaOf } from '../caller/loop-guard.js';
 import { lingerAfterEarlyAnswer, type LingerBounds } from '../caller/linger.js';
 import type { CallerPolicy } from '../policy/caller-policy.js';
 import type { Admission, Reservation } from '../policy/limit-store.js';
@@ -15,7 +16,8 @@ import { reservationFor } from '../policy/reservation.js';
 import { readJsonBody, type BodyLimits, type JsonBody } from '../caller/read-json-body.js';
 import type { BodyReservation } from '../caller/body-budget.js';
 import { holdLine, recordOf, releaseLine, type RequestRecord } from '../observe/request-log.js';
-import { resolveRoute } from '../routing/resolve-route.js';
+import { refuseOtherKind, resolveRoute } from '../routing/resolve-route.js';
+import type { ModelKind } from '../dialects/dialect.js';
 import { deprecationHeaders } from '../routing/deprecation-headers.js';
 import { sendError } from '../caller/send-error.js';
 import type { UpstreamCall } from '../routing/upstream.js';
@@ -26,6 +28,8 @@ import type { StreamsInFlight } from '../dialects/stream-budget.js';
 export interface InboundFormat {
   /** Throws the gateway's 400 naming the field it cannot honour. */
   read(body: JsonBody, req: Request): { readonly text: string; readonly value: unknown; readonly answer: AnswerPlan };
+  /** The kind of model the format serves (routes.yaml `kind`); absent: chat. */
+  readonly kind?: ModelKind;
 }
 
 export interface ChatCompletionsOptions {
@@ -43,6 +47,8 @@ export interface ChatCompletionsOptions {
   readonly inbound?: InboundFormat;
   /** Named callers' models, limits and budgets; absent without a callers section. */
   readonly policy?: CallerPolicy;
+  /** This gateway's own Via entry (`1.1 <gateway id>`), sent upstream after what the request arrived with. */
+  readonly ownVia: string;
 }
 
 /** POST /v1/chat/completions: validate, resolve on the roster, forward (failing over as routes.yaml allows), translate the answer. */
@@ -78,7 +84,8 @@ export function chatCompletionsHandler(options: ChatCompletionsOptions) {
         record.deprecated = true;
         for (const [name, headerValue] of Object.entries(deprecation)) res.setHeader(name, headerValue);
       }
-      // Roster first (an off-roster model is a 400 for everybody), then whether this caller may use it.
+      // Roster first (an off-roster model is a 400 for everybody), then its kind, then whether this caller may use it.
+      refuseOtherKind(route, value.model, options.inbound?.kind ?? 'chat');
       const caller = policy ? callerOf(res) : undefined;
       if (caller) policy!.allow(caller, value.model);
       if (lifecycle.forced) throw shuttingDown(route.provider);
@@ -123,6 +130,7 @@ class Exchange implements AttemptRequest, ForcedStop {
   readonly errors: ErrorRuleSet;
   readonly maxUpstreamBodyBytes: number;
   readonly streams: StreamsInFlight;
+  readonly via: string;
   readonly #lifecycle: Lifecycle;
   readonly #linger: LingerBounds;
   #call: UpstreamCall | undefined;
@@ -143,6 +151,7 @@ class Exchange implements AttemptRequest, ForcedStop {
     this.errors = options.errors;
     this.maxUpstreamBodyBytes = options.maxUpstreamBodyBytes;
     this.streams = options.streams;
+    this.via = upstreamViaOf(res, options.ownVia);
     this.#lifecycle = options.lifecycle;
     this.#linger = options.linger;
   }

@@ -30,8 +30,27 @@ export interface MetricsOptions {
   readonly clusterWorker: boolean;
   /** With REDIS_URL: 1 while the callers' limit store answers, 0 while counts are kept in the process instead. */
   readonly limitStoreUp?: () => number;
+  /** Callers' spend and budgets, read at scrape time; absent: no spend gauges. */
+  readonly callerSpend?: CallerSpend;
   /** With OpenTelemetry on: spans dropped because the queue to the collector was full, read at scrape time. */
   readonly spansDropped?: () => number;
+  /** Each deprecated roster model and its sunset date (YYYY-MM-DD, midnight UTC), for alerts on who still calls it. */
+  readonly sunsets?: readonly { readonly model: string; readonly sunset: string }[];
+}
+
+/** One figure of a caller's spend or budget in a UTC period. */
+export interface SpendSample {
+  readonly caller: string;
+  readonly period: 'day' | 'month';
+  readonly usd: number;
+}
+
+/** What the spend gauges read (policy's callerSpend has this shape): the store that counts, its budgets, its reading. */
+export interface CallerSpend {
+  readonly store: 'redis' | 'memory';
+  readonly budgets: readonly SpendSample[];
+  /** Bounded in time: a store that does not answer gives its last reading. */
+  read(): Promise<readonly SpendSample[]>;
 }
 
 const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
@@ -124,7 +143,21 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
     },
   });
 
+  if (options.callerSpend) spendGauges(registers, options.callerSpend);
+
   const deprecatedRequests = tally(new CounterTally('gateway_deprecated_requests_total', 'Requests to deprecated roster models (routes.yaml deprecated), by model and caller: who still calls before the removal.', ['model', 'caller']));
+  const sunsets = options.sunsets ?? [];
+  if (sunsets.length > 0) {
+    const sunset = new Gauge({
+      name: 'gateway_model_sunset_timestamp_seconds',
+      help: 'Unix time of the sunset (routes.yaml deprecated.sunset, midnight UTC) of each deprecated roster model: with gateway_deprecated_requests_total, who still calls a model about to go.',
+      labelNames: ['model'] as const,
+      registers,
+      // The same figure in every worker: summing would multiply it.
+      aggregator: 'max',
+    });
+    for (const each of sunsets) sunset.labels(each.model).set(Date.parse(`${each.sunset}T00:00:00Z`) / 1000);
+  }
   if (options.spansDropped) {
     countedElsewhere(registers, 'gateway_trace_spans_dropped_total', 'Spans dropped, not exported, because the queue to the OpenTelemetry collector was full (a collector down or slow).', options.spansDropped);
   }
@@ -223,6 +256,35 @@ export function serveClusterMetrics(): void {
 
 function isMessage<T extends { type: string; id: number }>(message: unknown, type: T['type']): message is T {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type && typeof (message as { id?: unknown }).id === 'number';
+}
+
+/**
+ * Every worker reads the same store (Redis, or the cluster primary's counts), so across workers the figure is the
+ * same and the largest is taken (the freshest: spend only grows within a period), never the sum.
+ */
+function spendGauges(registers: NonNullable<CounterConfiguration<string>['registers']>, spend: CallerSpend): void {
+  new Gauge({
+    name: 'gateway_caller_spend_usd',
+    help: "USD a routes.yaml caller with a budget has spent so far in the current UTC day or month (period), as the store that counts its budget holds it (store: redis with REDIS_URL, else memory: this process's, or the cluster primary's).",
+    labelNames: ['caller', 'period', 'store'] as const,
+    registers,
+    aggregator: 'max',
+    async collect() {
+      const samples = await spend.read();
+      this.reset();
+      for (const sample of samples) this.labels(sample.caller, sample.period, spend.store).set(sample.usd);
+    },
+  });
+  new Gauge({
+    name: 'gateway_caller_budget_usd',
+    help: "A routes.yaml caller's budget (budget.usd_per_day or usd_per_month) for the UTC period.",
+    labelNames: ['caller', 'period'] as const,
+    registers,
+    aggregator: 'max',
+    collect() {
+      for (const budget of spend.budgets) this.labels(budget.caller, budget.period).set(budget.usd);
+    },
+  });
 }
 
 /** A counter whose total another part keeps (`read`): read at scrape time, and only its growth added. */

@@ -1,9 +1,11 @@
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { CallerTable, RouteTables } from '../generated/types/route-tables.js';
+import type { CallerSpend } from '../observe/metrics.js';
 import { pricedUsage, type RequestRecord } from '../observe/request-log.js';
 import { gatewayError } from '../wire/gateway-error.js';
 import { callerDirectory, keyDigest } from './caller-directory.js';
+import { callerSpend } from './caller-spend.js';
 import { ClusterLimitStore } from './cluster-store.js';
 import { periodsAt, type Admission, type LimitStore, type Reservation } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
@@ -37,6 +39,8 @@ export interface CallerPolicy {
   settle(admission: Admission, record: RequestRecord): void;
   /** gateway_limit_store_up: 1 or 0 with REDIS_URL, undefined without. */
   readonly storeUp: (() => number) | undefined;
+  /** The budgeted callers' spend and budgets, for gateway_caller_spend_usd and gateway_caller_budget_usd. */
+  readonly spend: CallerSpend;
   close(): Promise<void>;
 }
 
@@ -91,6 +95,8 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
       admission.settle({ tokens: (tokens.counts.prompt ?? 0) + (tokens.counts.completion ?? 0), usd: costUsd ?? 0 });
     },
     storeUp: redis ? () => redis.up : undefined,
+    // Counted where admission counts: Redis, else the cluster primary (asked over IPC), else this process.
+    spend: callerSpend(store, [...limited], redis ? 'redis' : 'memory', redis !== undefined || options.clusterWorker),
     close: () => store.close(),
   };
 }

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Admission, Decision, LimitSpec, LimitStore, Periods, Reservation, Settlement } from './limit-store.js';
+import type { Admission, Decision, LimitSpec, LimitStore, PeriodSpend, Periods, Reservation, Settlement } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
 
 /**
@@ -9,6 +9,8 @@ import { MemoryLimitStore } from './memory-store.js';
 const ADMIT = 'chat-routing-gateway:limits-admit';
 const DECIDED = 'chat-routing-gateway:limits-decided';
 const SETTLE = 'chat-routing-gateway:limits-settle';
+const SPEND = 'chat-routing-gateway:limits-spend';
+const SPENT = 'chat-routing-gateway:limits-spent';
 
 /** A worker that hears nothing from its primary this long counts in its own process instead (and says so). */
 const PRIMARY_TIMEOUT_MS = 2000;
@@ -33,11 +35,29 @@ interface SettleMessage {
   readonly settlement: Settlement;
 }
 
+interface SpendMessage {
+  readonly type: typeof SPEND;
+  readonly id: number;
+  readonly callers: readonly string[];
+  readonly periods: Periods;
+}
+
+interface SpentMessage {
+  readonly type: typeof SPENT;
+  readonly id: number;
+  readonly spend: readonly (readonly [string, PeriodSpend])[];
+}
+
 /** In a worker: asks the primary. */
 export class ClusterLimitStore implements LimitStore {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (decision: Decision) => void; timer: NodeJS.Timeout }>();
+  private readonly spendAsked = new Map<number, (spend: ReadonlyMap<string, PeriodSpend> | null) => void>();
   private readonly onMessage = (message: unknown) => {
+    if (isMessage<SpentMessage>(message, SPENT)) {
+      this.spendAsked.get(message.id)?.(new Map(message.spend));
+      return;
+    }
     if (!isMessage<DecidedMessage>(message, DECIDED)) return;
     const waiting = this.pending.get(message.id);
     if (!waiting) return;
@@ -83,6 +103,26 @@ export class ClusterLimitStore implements LimitStore {
     });
   }
 
+  /** The primary's counts, the deployment's: any worker scraped says the same. Null when the primary does not answer in time. */
+  spend(callers: readonly string[], periods: Periods): Promise<ReadonlyMap<string, PeriodSpend> | null> {
+    const send = process.send?.bind(process);
+    if (!send) return this.local.spend(callers, periods);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const done = (spend: ReadonlyMap<string, PeriodSpend> | null) => {
+        clearTimeout(timer);
+        this.spendAsked.delete(id);
+        resolve(spend);
+      };
+      const timer = setTimeout(() => done(null), PRIMARY_TIMEOUT_MS);
+      this.spendAsked.set(id, done);
+      const message: SpendMessage = { type: SPEND, id, callers, periods };
+      send(message, undefined, undefined, (error: Error | null) => {
+        if (error) done(null);
+      });
+    });
+  }
+
   async close(): Promise<void> {
     process.off('message', this.onMessage);
   }
@@ -102,6 +142,10 @@ export function serveClusterLimits(): void {
       }
       const { refused, retryAfterMs, requestsLevel, tokensLevel } = admission;
       const reply: DecidedMessage = { type: DECIDED, id: message.id, decision: { refused, retryAfterMs, requestsLevel, tokensLevel } };
+      if (worker.isConnected()) worker.send(reply, undefined, () => {});
+    } else if (isMessage<SpendMessage>(message, SPEND)) {
+      const callers = Array.isArray(message.callers) ? message.callers.filter((caller) => typeof caller === 'string') : [];
+      const reply: SpentMessage = { type: SPENT, id: message.id, spend: [...store.spendNow(callers, message.periods)] };
       if (worker.isConnected()) worker.send(reply, undefined, () => {});
     } else if (isMessage<SettleMessage>(message, SETTLE)) {
       const mine = held.get(worker);

@@ -42,9 +42,17 @@ export interface Admission extends Decision {
   settle(settlement: Settlement): void;
 }
 
+/** A caller's settled spend in the current periods (reservations in flight are not spend yet). */
+export interface PeriodSpend {
+  readonly dayUsd: number;
+  readonly monthUsd: number;
+}
+
 /** Where counts live: this process, the node:cluster primary, or Redis. One decision per request, atomic in the store. */
 export interface LimitStore {
   admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission>;
+  /** The spend of `callers` in `periods` as this store counts it; null when it cannot say now (Redis down, no primary). */
+  spend(callers: readonly string[], periods: Periods): Promise<ReadonlyMap<string, PeriodSpend> | null>;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
-import { periodsAt, type Admission, type LimitSpec, type LimitStore, type Periods, type Reservation } from './limit-store.js';
+import { periodsAt, type Admission, type LimitSpec, type LimitStore, type PeriodSpend, type Periods, type Reservation } from './limit-store.js';
 
 /**
  * Counts held in this process: the whole deployment's with WORKERS=1 and no REDIS_URL, the cluster primary's store,
@@ -33,6 +33,20 @@ export class MemoryLimitStore implements LimitStore {
 
   admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission> {
     return Promise.resolve(this.admitNow(spec, periods, reserve));
+  }
+
+  spendNow(callers: readonly string[], periods: Periods): Map<string, PeriodSpend> {
+    const spend = new Map<string, PeriodSpend>();
+    for (const caller of callers) {
+      const counts = this.counts.get(caller);
+      // A period that has turned since the last settle has spent nothing yet.
+      spend.set(caller, { dayUsd: counts?.day === periods.day ? counts.dayUsd : 0, monthUsd: counts?.month === periods.month ? counts.monthUsd : 0 });
+    }
+    return spend;
+  }
+
+  spend(callers: readonly string[], periods: Periods): Promise<ReadonlyMap<string, PeriodSpend>> {
+    return Promise.resolve(this.spendNow(callers, periods));
   }
 
   async close(): Promise<void> {}

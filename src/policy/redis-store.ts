@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { periodsAt, SLOT_LEASE_MS, type Admission, type Reservation, type Decision, type LimitSpec, type LimitStore, type Periods, type Refusal, type Settlement } from './limit-store.js';
+import { periodsAt, SLOT_LEASE_MS, type Admission, type Reservation, type Decision, type LimitSpec, type LimitStore, type PeriodSpend, type Periods, type Refusal, type Settlement } from './limit-store.js';
 import { OutageLedger } from './outage-ledger.js';
+import { readRedisSpend } from './redis-spend.js';
 import { ADMIT_SCRIPT, DAY_SPEND_TTL_S, MONTH_SPEND_TTL_S, RENEW_SCRIPT, SETTLE_SCRIPT, callerKeys, type CallerKeys } from './redis-scripts.js';
 import { SlotLeases } from './slot-leases.js';
 
@@ -159,6 +160,12 @@ export class RedisLimitStore implements LimitStore {
   private send(keys: CallerKeys, tpm: number, delta: number, id: string, usd: number): void {
     this.redis!.gatewaySettle(keys.tokens, keys.inFlight, keys.month, keys.day, keys.reserved, tpm, delta, id, usd.toFixed(10), MONTH_SPEND_TTL_S, DAY_SPEND_TTL_S)
       .catch((error: unknown) => this.down(error as Error));
+  }
+
+  /** What Redis holds, the deployment's spend; null while it is down (its command timeout bounds a slow one). */
+  async spend(callers: readonly string[], periods: Periods): Promise<ReadonlyMap<string, PeriodSpend> | null> {
+    if (!this.writable()) return null;
+    return readRedisSpend(this.redis!, callers, periods).catch(() => null);
   }
 
   private down(error?: Error): void {

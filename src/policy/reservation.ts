@@ -15,6 +15,8 @@ export const DEFAULT_RESERVED_OUTPUT_TOKENS = 4096;
 export function reservationFor(body: ChatCompletionRequest, bodyChars: number, route: ModelTable): Reservation {
   // The same rule as the estimate charged when a provider reports no usage, so a reservation settles to itself.
   const prompt = estimateTokens(bodyChars);
+  // An embedding model writes no tokens: its answer costs its prompt only.
+  if (route.kind === 'embedding') return { tokens: prompt, usd: route.price === null ? 0 : (prompt * route.price.inputPerMtok) / 1e6 };
   const named = count(body['max_completion_tokens']) ?? count(body['max_tokens']);
   const most = named ?? route.maxOutputTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
   // Above the model's own limit the dialect refuses the request; it can never write more.

@@ -27,6 +27,8 @@ export interface AttemptRequest {
   readonly maxUpstreamBodyBytes: number;
   /** What all streams may hold at once (MAX_STREAM_BYTES_IN_FLIGHT): each stream's account is opened on it. */
   readonly streams: StreamsInFlight;
+  /** The Via header of every upstream call: what the request arrived with, then this gateway (loop detection). */
+  readonly via: string;
   readonly stopping: () => boolean;
   /** Set when the caller left or a drain ran out of grace: no further attempt. */
   readonly stoppedWith: () => GatewayError | undefined;
@@ -85,7 +87,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
   const { hideUsage } = way;
   const promptChars = way.outgoing.body.length;
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, record.stream, traced?.headers);
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, request.via, record.stream, traced?.headers);
   request.onCall(call);
   try {
     const reply = await call.reply;
@@ -133,7 +135,7 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
     const answer = await readUpstreamBody(provider, reply, request.maxUpstreamBodyBytes);
     const translated = answer === undefined ? undefined : way.readResponse(answer, request.body.model);
     if (!translated) {
-      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a chat completion.`, {
+      throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered HTTP ${reply.status} with a body that is not a usable answer (a chat completion, or what the endpoint asked for).`, {
         provider: provider.id,
         providerStatus: reply.status,
       });
@@ -153,9 +155,10 @@ function wayOf(request: AttemptRequest, route: ModelTable, provider: RuntimeProv
   const native = answer?.native;
   const nativeDialect = native ? provider.dialect.native?.(native.call.format, route) : undefined;
   if (native && nativeDialect) {
+    const outgoing = nativeDialect.buildRequest(native.call, route.upstreamModel);
     return {
-      outgoing: nativeDialect.buildRequest(native.call, route.upstreamModel),
-      readResponse: (text, model) => nativeDialect.readResponse(text, model),
+      outgoing,
+      readResponse: outgoing.readResponse ?? ((text, model) => nativeDialect.readResponse(text, model)),
       createReader: (context) => nativeDialect.createStreamReader(context),
       writer: native.writer,
       hideUsage,

@@ -40,6 +40,8 @@ export const GATEWAY_ERRORS = {
   // Streams: sent as the final event after the 200, so `status` only says what they would be before it.
   upstream_stream_interrupted: { status: 502, type: 'server_error', code: 'upstream_stream_interrupted', retry: true },
   upstream_stream_timeout: { status: 502, type: 'server_error', code: 'upstream_stream_timeout', retry: true },
+  // The request already passed through this gateway (its id in Via): a provider base URL leads back here. Never retried.
+  loop_detected: { status: 508, type: 'server_error', code: 'loop_detected', retry: false },
   // Draining past SHUTDOWN_GRACE_MS: another instance can take the retry.
   shutting_down: { status: 503, type: 'server_error', code: 'shutting_down', retry: true },
   // The request bodies in flight hold all of MAX_BODY_BYTES_IN_FLIGHT: a moment later, or another instance, can take it.

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { CONFIG_DEFAULTS, readServerConfig } from '../../src/server-config.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -250,7 +250,7 @@ interface Deployment {
     replicas?: number;
     selector: { matchLabels: Record<string, string> };
     template: {
-      metadata: { labels: Record<string, string> };
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
       spec: { terminationGracePeriodSeconds?: number; securityContext?: SecurityContext; containers: Container[] };
     };
   };
@@ -396,13 +396,10 @@ t.test('HorizontalPodAutoscaler: scales this Deployment on CPU', async (t) => {
   t.ok(container.resources?.requests?.['cpu'], 'CPU utilization is relative to the container CPU request, which must be set');
 });
 
-t.test('Secret example: what the Deployment reads, every provider key of routes.yaml, only placeholders', async (t) => {
+// What the Secret holds against config/routes.yaml is checked, with a gateway started on both, in kubernetes-example.test.ts.
+t.test('Secret example: what the Deployment reads, only placeholders', async (t) => {
   const secretRefs = (container.envFrom ?? []).flatMap((source) => (source.secretRef ? [source.secretRef] : []));
-  t.ok(secretRefs.some((ref) => ref.name === secret.metadata.name), `the Deployment takes its env from Secret ${secret.metadata.name}`);
-  t.ok(secretValues.has('GATEWAY_API_KEYS'), 'GATEWAY_API_KEYS: without caller keys the gateway refuses to listen on 0.0.0.0');
-  const routes = parse(read('routes.yaml')) as { providers: Record<string, { api_key_env?: string }> };
-  const providerKeys = Object.values(routes.providers).flatMap((provider) => (provider.api_key_env ? [provider.api_key_env] : []));
-  t.strictSame([...secretValues.keys()].filter((key) => key !== 'GATEWAY_API_KEYS').sort(), [...new Set(providerKeys)].sort(), 'the provider keys are exactly the api_key_env names of routes.yaml');
+  t.ok(secretRefs.some((ref) => ref.name === secret.metadata.name && ref.optional !== true), `the Deployment takes its env from Secret ${secret.metadata.name}, not optional`);
   const realLooking = /\bsk-[A-Za-z0-9_-]{20,}|\bsk-ant-|\bAIza[0-9A-Za-z_-]{20,}|\bgsk_[A-Za-z0-9]{20,}|\bxai-[A-Za-z0-9]{20,}|\b[A-Za-z0-9_-]{32,}\b/;
   for (const [key, value] of secretValues) {
     t.notMatch(value, realLooking, `${key} does not look like a real key`);
@@ -410,13 +407,48 @@ t.test('Secret example: what the Deployment reads, every provider key of routes.
   }
 });
 
-t.test("the gateway's own config reader: the Deployment's env with the Secret starts as intended, without it refuses", async (t) => {
-  const config = readServerConfig({ ...podEnv, ...Object.fromEntries(secretValues) });
+t.test("the gateway's own config reader: the Deployment's env with the Secret starts as intended", async (t) => {
+  // config/routes.yaml declares callers (kubernetes-example.test.ts starts a gateway on it).
+  const config = readServerConfig({ ...podEnv, ...Object.fromEntries(secretValues) }, { callersDeclared: true });
   t.equal(config.port, httpPort?.containerPort, 'listens on the container port');
   t.equal(config.host, '0.0.0.0', 'on every interface of the pod');
   t.equal(config.workers, 1, 'one worker process');
   t.equal(config.shutdownGraceMs, Number(podEnv['SHUTDOWN_GRACE_MS']), 'drains for SHUTDOWN_GRACE_MS');
-  t.ok(config.callerKeys.length > 0, 'with the caller keys of the Secret');
-  // Which is why envFrom does not mark the Secret optional: a pod without it could only crash-loop.
-  t.throws(() => readServerConfig(podEnv), { name: 'ConfigError', message: /anonymous/ }, 'without the Secret the gateway refuses to serve anonymously on 0.0.0.0');
+  t.strictSame(config.callerKeys, [], "no GATEWAY_API_KEYS: the callers' keys come from their key_env");
+  t.ok(config.redisUrl, 'REDIS_URL: every pod counts the callers in one Redis');
+});
+
+interface Pdb {
+  apiVersion: string;
+  kind: 'PodDisruptionBudget';
+  metadata: Metadata;
+  spec: { selector: { matchLabels: Record<string, string> }; maxUnavailable?: number | string; minAvailable?: number | string };
+}
+
+t.test('PodDisruptionBudget: a drain evicts one gateway pod at a time, and is never blocked', async (t) => {
+  const pdb = manifest<Pdb>('pdb.yaml', 'PodDisruptionBudget');
+  t.equal(pdb.apiVersion, 'policy/v1');
+  t.ok(selects(pdb.spec.selector.matchLabels), "the selector matches the gateway's pods");
+  const min = hpa.spec.minReplicas ?? 1;
+  const allowed = pdb.spec.maxUnavailable !== undefined ? Number(pdb.spec.maxUnavailable) : min - Number(pdb.spec.minAvailable ?? min);
+  t.ok(allowed >= 1, `at the autoscaler's minimum of ${min} pods, ${allowed} may still be evicted`);
+  t.ok(allowed < min, 'and never every pod at once');
+});
+
+t.test("Deployment: memory fits the open streams it is sized for, at docs/performance.md's measured figures", async (t) => {
+  const performance = read('docs/performance.md');
+  const perStreamKiB = Number(/RSS per open stream at [\d,]+ streams \| gateway ([\d.]+) KiB/.exec(performance)?.[1]);
+  const warmMiB = Number(/gateway RSS after full GCs \| (\d+) MiB after warm-up/.exec(performance)?.[1]);
+  t.ok(perStreamKiB > 0 && warmMiB > 0, `measured: ${perStreamKiB} KiB per open stream, ${warmMiB} MiB warmed up`);
+  const annotations = deployment.spec.template.metadata.annotations ?? {};
+  const streams = Number(annotations['chat-routing-gateway/open-streams-per-pod']);
+  t.ok(streams >= 1000, `sized for ${streams} open streams per pod`);
+  const mebibytes = (quantity: string | undefined) => {
+    const match = /^(\d+)(Mi|Gi)$/.exec(quantity ?? '');
+    return match ? Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1) : NaN;
+  };
+  const requested = mebibytes(container.resources?.requests?.['memory']);
+  const needed = warmMiB + (streams * perStreamKiB) / 1024;
+  t.ok(requested >= needed, `requests.memory ${requested} MiB >= ${warmMiB} MiB + ${streams} x ${perStreamKiB} KiB = ${Math.round(needed)} MiB`);
+  t.equal(mebibytes(container.resources?.limits?.['memory']), requested, 'limit = request: the scheduler reserves what the pod may use');
 });

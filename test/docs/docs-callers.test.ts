@@ -27,7 +27,7 @@ t.test("the two callers of docs/callers.md work as written", async (t) => {
   t.teardown(() => mock.upstream.close());
   const gateway = await startGateway({
     routes: shippedWithExample(),
-    env: { OPENAI_BASE_URL: `${mock.upstream.origin}/v1`, OPENAI_API_KEY: 'sk-provider', BATCH_TEAM_KEYS: 'batch-key-1,batch-key-2' },
+    env: { GATEWAY_OPENAI_BASE_URL: `${mock.upstream.origin}/v1`, OPENAI_API_KEY: 'sk-provider', BATCH_TEAM_KEYS: 'batch-key-1,batch-key-2' },
   });
   t.teardown(() => gateway.close());
 

@@ -66,3 +66,21 @@ export const HI = [{ role: 'user', content: 'hi' }];
 export function bearer(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}` };
 }
+
+export const OTHER_KEY = 'gw-other-team-key-for-tests-5555555555';
+
+/** Three callers: search-team with a day and a month budget, batch-team with a month budget only, other-team with none. */
+export const BUDGETED_ROUTES = callersRoutes(`  search-team:
+    keys: [${digestLine(SEARCH_KEY)}]
+    models: [mock/big]
+    budget: { usd_per_month: 100, usd_per_day: 10 }
+  batch-team:
+    keys: [${digestLine(BATCH_KEY)}]
+    models: [mock/big]
+    budget: { usd_per_month: 50 }
+  other-team:
+    keys: [${digestLine(OTHER_KEY)}]
+    models: [mock/big]`);
+
+/** 1,000,000 prompt tokens of which 200,000 cached, 250,000 completion: 0.8 + 0.1 + 0.5 = 1.4 USD an answer of mock/big. */
+export const DOLLAR_FORTY_USAGE = { prompt: 1_000_000, completion: 250_000, cached: 200_000 };

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * A real redis-server (the Debian package; .ci/run installs it) on a free loopback port, with nothing saved to disk,
@@ -67,15 +67,4 @@ async function launch(port: number): Promise<ChildProcess> {
   });
   child.stdout!.resume();
   return child;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -88,9 +88,9 @@ t.test('the start-up check uses the schema\'s own base_url pattern', async (t) =
 });
 
 t.test('the server refuses to start on an override with credentials, in one line that does not echo them', async (t) => {
-  const { code, output } = await runServerExpectingExit({ OPENAI_BASE_URL: 'http://user:hunter2@api.example.com/v1?x=1#f' });
+  const { code, output } = await runServerExpectingExit({ GATEWAY_OPENAI_BASE_URL: 'http://user:hunter2@api.example.com/v1?x=1#f' });
   t.equal(code, 1);
   t.equal(output.trim().split('\n').length, 1, output);
-  t.match(output, /OPENAI_BASE_URL \(the base_url of provider "openai"\): must not carry credentials/);
+  t.match(output, /GATEWAY_OPENAI_BASE_URL \(the base_url of provider "openai"\): must not carry credentials/);
   t.notMatch(output, /hunter2/);
 });

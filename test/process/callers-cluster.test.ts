@@ -1,13 +1,8 @@
 // WORKERS=2 without Redis: the node:cluster primary holds the callers' counts, so a limit is one count for both workers.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
-import { logLinesOf } from './server-process.js';
+import { logLinesOf, startCallersCluster } from './server-process.js';
 
-const HARNESS = fileURLToPath(new URL('./cluster-gateway.mjs', import.meta.url));
 // Two workers starting on a loaded 2-core machine can take a while.
 t.setTimeout(180_000);
 
@@ -17,31 +12,7 @@ t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the 
   const routes = callersRoutes(`  search-team:
     keys: [${digestLine(SEARCH_KEY)}]
     limits: { requests_per_minute: 10, concurrent_requests: 50 }`);
-  const compiled = compileRoutes(routes);
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
-  const child = spawn(process.execPath, [HARNESS], {
-    env: { PATH: process.env['PATH'] ?? '', ROUTE_TABLES: JSON.stringify(compiled.tables), MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (piece: Buffer) => (output += piece.toString()));
-  child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
-  t.teardown(async () => {
-    if (child.exitCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  });
-  const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no cluster within 120 s: ${output}`)), 120_000);
-    child.stdout.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match && output.split('"worker listening"').length > 2) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-  });
+  const { origin, output } = await startCallersCluster(t, routes, mock.upstream.origin);
 
   const ask = () =>
     fetch(`${origin}/v1/chat/completions`, {
@@ -63,7 +34,7 @@ t.test('WORKERS=2 without Redis: exactly requests_per_minute answers across the 
   else t.ok(answered >= 10 && answered <= 10 + Math.floor(elapsed / 6000), `${answered} answered in ${elapsed} ms`);
   t.ok(answered === 11 || statuses.includes(429), 'the one over the limit is refused');
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const pids = new Set(logLinesOf(output).filter((line) => line['msg'] === 'request' && line['status'] === 200).map((line) => line['pid']));
+  const pids = new Set(logLinesOf(output()).filter((line) => line['msg'] === 'request' && line['status'] === 200).map((line) => line['pid']));
   t.equal(pids.size, 2, 'both workers answered');
   t.equal(mock.answered(), answered);
 });

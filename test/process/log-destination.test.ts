@@ -141,7 +141,7 @@ t.test('a quiet gateway’s request line reaches stdout within about a second, a
   const upstream = await startMockUpstream((_req, res) =>
     sendJson(res, 200, { id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4.1-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }),
   );
-  const server = await startServerProcess({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${upstream.origin}/v1`, LOG_FORMAT: 'json' });
+  const server = await startServerProcess({ OPENAI_API_KEY: 'sk-test', GATEWAY_OPENAI_BASE_URL: `${upstream.origin}/v1`, LOG_FORMAT: 'json' });
   t.teardown(async () => {
     server.child.kill('SIGKILL');
     await upstream.close();

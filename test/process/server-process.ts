@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 
 const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
 
@@ -90,4 +92,39 @@ export async function streamUnderWay(origin: string, body: string): Promise<{ re
       return text;
     },
   };
+}
+
+const HARNESS = fileURLToPath(new URL('./cluster-gateway.mjs', import.meta.url));
+
+/**
+ * WORKERS=2 on `routes` (cluster-gateway.mjs, on dist/), its mock provider at `upstreamOrigin`; resolves once both
+ * workers listen, and is killed when the test ends. `output()`: everything the cluster wrote so far.
+ */
+export async function startCallersCluster(t: Test, routes: string, upstreamOrigin: string): Promise<{ origin: string; output: () => string }> {
+  const compiled = compileRoutes(routes);
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
+  const child = spawn(process.execPath, [HARNESS], {
+    env: { PATH: process.env['PATH'] ?? '', ROUTE_TABLES: JSON.stringify(compiled.tables), MOCK_BASE_URL: `${upstreamOrigin}/v1`, MOCK_API_KEY: 'k' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (piece: Buffer) => (output += piece.toString()));
+  child.stderr.on('data', (piece: Buffer) => (output += piece.toString()));
+  t.teardown(async () => {
+    if (child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  });
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no cluster within 120 s: ${output}`)), 120_000);
+    child.stdout.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match && output.split('"worker listening"').length > 2) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+  });
+  return { origin, output: () => output };
 }

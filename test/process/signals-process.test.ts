@@ -1,5 +1,5 @@
 // The real server process (dist/server.js) on the shipped routes.yaml: SIGINT drains like SIGTERM, the listener
-// answers 503 through the grace period, and the shipped anthropic provider takes its base URL from ANTHROPIC_BASE_URL.
+// answers 503 through the grace period, and the shipped anthropic provider takes its base URL from GATEWAY_ANTHROPIC_BASE_URL.
 import t from 'tap';
 import { PROVIDER_KEY } from '../helpers/gateway.js';
 import { message, startMockAnthropic } from '../helpers/mock-anthropic.js';
@@ -52,10 +52,10 @@ t.test('SIGINT drains like SIGTERM: the stream in flight finishes, probes and la
   t.match(chats.find((line) => line['stream'] !== true), { status: 503, gateway_code: 'shutting_down' });
 });
 
-t.test('the shipped anthropic provider reads ANTHROPIC_BASE_URL', async (t) => {
+t.test('the shipped anthropic provider reads GATEWAY_ANTHROPIC_BASE_URL', async (t) => {
   const anthropic = await startMockAnthropic(() => ({ json: message([{ type: 'text', text: 'Hi from the mock' }], 'end_turn') }));
   t.teardown(() => anthropic.close());
-  const server = await startServerProcess({ ANTHROPIC_BASE_URL: `${anthropic.origin}/v1`, ANTHROPIC_API_KEY: PROVIDER_KEY });
+  const server = await startServerProcess({ GATEWAY_ANTHROPIC_BASE_URL: `${anthropic.origin}/v1`, ANTHROPIC_API_KEY: PROVIDER_KEY });
   t.teardown(() => server.child.kill('SIGKILL'));
   const response = await fetch(`${server.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ask('anthropic/claude-haiku-4-5', false) });
   t.equal(response.status, 200);

@@ -90,6 +90,9 @@ t.test('error answers for a deprecated model carry the headers too; the log line
   const samples = parseExposition(await (await fetch(`${gateway.origin}/metrics`)).text());
   t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4o', caller: 'anonymous' }), 1);
   t.equal(valueOf(samples, 'gateway_deprecated_requests_total', { model: 'mock/gpt-4.1-mini', caller: 'anonymous' }), undefined, 'only deprecated models are counted');
+  // The sunset as a gauge, so an alert can weigh who still calls a model by how soon it goes (deploy/prometheus/alerts.yaml).
+  t.equal(valueOf(samples, 'gateway_model_sunset_timestamp_seconds', { model: 'mock/gpt-4o' }), Date.parse(SUNSET) / 1000);
+  t.equal(valueOf(samples, 'gateway_model_sunset_timestamp_seconds', { model: 'mock/gpt-4.1-mini' }), undefined, 'only deprecated models have a sunset');
 });
 
 t.test('npm run check warns about every passed sunset at its line and column, and still exits 0', async (t) => {

@@ -5,4 +5,4 @@ import type { DialectDefaults } from '../dialect.js';
  * logs). Vertex AI takes an OAuth2 token instead: routes.yaml `auth: google`. No field is gated: every field
  * without a Gemini form is refused by the translation, Gemini-native ones included.
  */
-export const geminiDefaults: DialectDefaults = { auth: { header: 'x-goog-api-key' }, headers: {}, gatedFields: [] };
+export const geminiDefaults: DialectDefaults = { auth: { header: 'x-goog-api-key' }, headers: {}, gatedFields: [], kinds: ['embedding'] };

@@ -1,6 +1,7 @@
 import type { Dialect } from '../dialect.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { readGeminiError } from './errors.js';
+import { geminiEmbeddings } from './embeddings.js';
 import { buildGeminiRequest } from './request/index.js';
 import { readGeminiResponse } from './response.js';
 import { createGeminiStreamTranslator } from './stream.js';
@@ -21,4 +22,6 @@ export const geminiDialect: Dialect = {
   createStreamReader(context) {
     return sseStreamReader(createGeminiStreamTranslator(context), context.maxEventChars);
   },
+  // POST /v1/embeddings: batchEmbedContents (embeddings.ts).
+  native: (format) => (format === 'openai-embeddings' ? geminiEmbeddings : undefined),
 };

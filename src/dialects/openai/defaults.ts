@@ -6,4 +6,4 @@ import type { DialectDefaults } from '../dialect.js';
  * in a native /v1/responses body (models marked `api: responses`); a service tier that bills more (`priority`,
  * `scale`); the search models' web searches (`web_search_options`), which the provider bills per call.
  */
-export const openaiDefaults: DialectDefaults = { auth: 'bearer', headers: {}, gatedFields: ['built_in_tools', 'service_tier', 'web_search_options'] };
+export const openaiDefaults: DialectDefaults = { auth: 'bearer', headers: {}, gatedFields: ['built_in_tools', 'service_tier', 'web_search_options'], kinds: ['embedding'] };

@@ -7,6 +7,7 @@ import { refuseOverOutputLimit } from '../output-limit.js';
 import { refuseGatedFields } from './gated-fields.js';
 import { reasoningModelEdits } from './reasoning-model.js';
 import { openaiNative } from './responses-native.js';
+import { openaiEmbeddings } from './embeddings.js';
 import { createOpenAIStreamTranslator } from './stream.js';
 
 /**
@@ -66,8 +67,8 @@ export const openaiDialect: Dialect = {
     return sseStreamReader(translator, context.maxEventChars, translator.lane);
   },
 
-  // POST /v1/responses goes natively to a model routes.yaml marks `api: responses`.
-  native: openaiNative,
+  // POST /v1/responses goes natively to a model routes.yaml marks `api: responses`; POST /v1/embeddings to {base_url}/embeddings.
+  native: (format, route) => (format === 'openai-embeddings' ? openaiEmbeddings : openaiNative(format, route)),
 };
 
 /**

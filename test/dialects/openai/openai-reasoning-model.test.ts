@@ -20,7 +20,7 @@ async function rig(t: Test) {
     res.end(sseBody([chunk(body.model, { role: 'assistant', content: 'ok' }), chunk(body.model, {}, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })]));
   });
   t.teardown(() => upstream.close());
-  const gateway = await startGateway({ routes: SHIPPED_ROUTES, env: { OPENAI_BASE_URL: `${upstream.origin}/v1`, OPENAI_API_KEY: 'sk-provider' } });
+  const gateway = await startGateway({ routes: SHIPPED_ROUTES, env: { GATEWAY_OPENAI_BASE_URL: `${upstream.origin}/v1`, OPENAI_API_KEY: 'sk-provider' } });
   t.teardown(() => gateway.close());
   return { upstream, gateway, client: new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 }) };
 }

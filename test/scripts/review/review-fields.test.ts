@@ -142,20 +142,20 @@ t.test('api, thinking_budget and reasoning_levels changes are reported (they wer
   const pick = ({ kind, model, before, after, line }: Change) => ({ kind, model, before, after, line });
   t.strictSame(review('    api: responses\n', ''), { breaking: [], behaviour: [{ kind: 'api_changed', model: 'alpha/big', before: 'responses', after: 'chat', line: 24 }], safe: [] });
   t.strictSame(review('thinking_budget: { min: 512, max: 24576 }', 'thinking_budget: { min: 1024, max: 24576 }'), {
-    breaking: [{ kind: 'thinking_budget_narrowed', model: 'gem/flash', before: { min: 512, max: 24576 }, after: { min: 1024, max: 24576 }, line: 33 }],
+    breaking: [{ kind: 'thinking_budget_narrowed', model: 'gem/flash', before: { min: 512, max: 24576 }, after: { min: 1024, max: 24576 }, line: 34 }],
     behaviour: [],
     safe: [],
   });
   t.strictSame(review('thinking_budget: { min: 512, max: 24576 }', 'thinking_budget: { min: 0, max: 32768 }')['behaviour'], [
-    { kind: 'thinking_changed', model: 'gem/flash', before: { min: 512, max: 24576 }, after: { min: 0, max: 32768 }, line: 33 },
+    { kind: 'thinking_changed', model: 'gem/flash', before: { min: 512, max: 24576 }, after: { min: 0, max: 32768 }, line: 34 },
   ]);
   t.strictSame(review('reasoning_levels: [low, high]', 'reasoning_levels: [high]'), {
     breaking: [],
-    behaviour: [{ kind: 'thinking_changed', model: 'gem/pro', before: ['low', 'high'], after: ['high'], line: 34 }],
+    behaviour: [{ kind: 'thinking_changed', model: 'gem/pro', before: ['low', 'high'], after: ['high'], line: 35 }],
     safe: [],
   });
   // Another reasoning mode carries its range or levels in the one item that reports it.
   t.strictSame(review('reasoning: levels, reasoning_levels: [low, high]', 'reasoning: budget')['behaviour'], [
-    { kind: 'capability_changed', model: 'gem/pro', before: { reasoning: 'levels', reasoningLevels: ['low', 'high'] }, after: { reasoning: 'budget', thinkingBudget: { min: 512, max: 24576 } }, line: 34 },
+    { kind: 'capability_changed', model: 'gem/pro', before: { reasoning: 'levels', reasoningLevels: ['low', 'high'] }, after: { reasoning: 'budget', thinkingBudget: { min: 512, max: 24576 } }, line: 35 },
   ]);
 });

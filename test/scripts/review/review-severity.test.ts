@@ -109,8 +109,8 @@ t.test('a fallback that answers a caller with a model outside its models is show
   const { items, markdown } = edited('reasoning_levels: [low, high],', 'reasoning_levels: [low, high], fallback: [alpha/small, gem/flash],');
   t.strictSame(items.breaking, []);
   t.strictSame(items.behaviour, [
-    { kind: 'fallback_changed', model: 'gem/pro', provider: 'gem', before: [], after: ['alpha/small', 'gem/flash'], line: 34 },
-    { kind: 'caller_served_outside_models', caller: 'team', model: 'gem/pro', after: 'alpha/small', line: 43 },
+    { kind: 'fallback_changed', model: 'gem/pro', provider: 'gem', before: [], after: ['alpha/small', 'gem/flash'], line: 35 },
+    { kind: 'caller_served_outside_models', caller: 'team', model: 'gem/pro', after: 'alpha/small', line: 44 },
   ]);
   t.match(rowOf(markdown, 'caller_served_outside_models'), /caller `team` `gem\/pro` \| asking for this model, it may be answered by its fallback `alpha\/small`, which is not in its models/);
 });

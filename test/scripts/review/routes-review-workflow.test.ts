@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
+import { startPrometheus } from '../../helpers/prometheus-server.js';
 import { runJob, type Step } from './workflow-runner.js';
 
 /** The shipped workflow cannot run here (no GitHub): its steps are run as the runner would (helpers/workflow-runner.ts). */
@@ -114,4 +115,19 @@ t.test('a pull request whose routes.yaml does not compile: the summary shows the
   const job = runJob(steps, join(dir, 'workspace'), { origin, baseRef: 'main', sha, labels: [], nodeModules: join(repoRoot, 'node_modules') });
   t.equal(job.success, false);
   t.match(job.summary, /^### routes\.yaml review: not compared\n\n```\n\.\.\/pull-request\/routes\.yaml:\d+:\d+: models\."openai\/gpt-4o"\.max_output_tokens: must be >= 1\n/);
+});
+
+t.test('with the secret ROUTES_REVIEW_PROMETHEUS_URL the review is weighted by the traffic Prometheus saw', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'review-workflow-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // A real Prometheus that has seen no gateway: every item is "not called in 7 d".
+  const prometheus = await startPrometheus({ targets: [] });
+  t.teardown(() => prometheus.stop());
+  const markers = join(dir, 'markers');
+  mkdirSync(markers);
+  const { origin, sha } = repository(dir, removeModelAndOverrule(markers));
+  const job = runJob(steps, join(dir, 'workspace'), { origin, baseRef: 'main', sha, labels: [], nodeModules: join(repoRoot, 'node_modules'), secrets: { ROUTES_REVIEW_PROMETHEUS_URL: prometheus.url } });
+  t.equal(job.success, false, 'still breaking');
+  t.match(job.summary, `Traffic over the last 7 d: \`Prometheus ${prometheus.url}\`.`);
+  t.match(job.summary, /\| `model_removed` \| `openai\/gpt-4\.1-nano` \| .* \| not called in 7 d \|/);
 });

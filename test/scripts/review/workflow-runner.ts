@@ -30,6 +30,8 @@ export interface PullRequestEvent {
   readonly labels: readonly string[];
   /** This repository's node_modules, linked by the `npm ci` stand-in. */
   readonly nodeModules: string;
+  /** The repository's secrets (`secrets.NAME`); as on GitHub, one not set reads as empty. */
+  readonly secrets?: Readonly<Record<string, string>>;
 }
 
 export interface JobResult {
@@ -52,6 +54,7 @@ export function runJob(steps: readonly Step[], workspace: string, event: PullReq
     repository: 'owner/repo',
     event: { pull_request: { number: 7, labels: event.labels.map((name) => ({ name })), head: { repo: { full_name: 'owner/repo' } } } },
   };
+  const secrets = event.secrets ?? {};
   const outputs: Record<string, { outputs: Record<string, string>; outcome: string }> = {};
   const outcomes: JobResult['outcomes'][number][] = [];
   let failed = false;
@@ -59,13 +62,13 @@ export function runJob(steps: readonly Step[], workspace: string, event: PullReq
     const label = step.name ?? step.uses ?? step.run ?? String(index);
     // As GitHub: a condition without a status function holds only while every step so far succeeded.
     const condition = step.if === undefined ? 'success()' : /\b(success|failure|always|cancelled)\(/.test(step.if) ? step.if : `success() && (${step.if})`;
-    if (!evaluate(condition, { github, steps: outputs, failed })) {
+    if (!evaluate(condition, { github, steps: outputs, failed, secrets })) {
       outcomes.push({ step: label, outcome: 'skipped', stderr: '' });
       continue;
     }
     const outputFile = join(files, `output-${index}`);
     writeFileSync(outputFile, '');
-    const expand = (text: string) => text.replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_, expression: string) => String(evaluate(expression, { github, steps: outputs, failed }) ?? ''));
+    const expand = (text: string) => text.replace(/\$\{\{\s*(.+?)\s*\}\}/g, (_, expression: string) => String(evaluate(expression, { github, steps: outputs, failed, secrets }) ?? ''));
     const withs = Object.fromEntries(Object.entries(step.with ?? {}).map(([key, value]) => [key, expand(String(value))]));
     let status = 0;
     let stderr = '';
@@ -108,10 +111,10 @@ function writeNpmShim(dir: string, nodeModules: string): string {
 }
 
 /**
- * The expressions these workflows use: contexts (`github.…`, `steps.<id>.outputs.…`, `steps.<id>.outcome`, `a.*.b`),
+ * The expressions these workflows use: contexts (`github.…`, `secrets.…`, `steps.<id>.outputs.…`, `steps.<id>.outcome`, `a.*.b`),
  * string literals, `==`, `!=`, `!`, `&&`, `||`, and the functions success(), failure(), always(), contains().
  */
-function evaluate(expression: string, context: { github: unknown; steps: unknown; failed: boolean }): unknown {
+function evaluate(expression: string, context: { github: unknown; steps: unknown; failed: boolean; secrets: Readonly<Record<string, string>> }): unknown {
   const js = expression
     .replace(/'((?:[^']|'')*)'/g, (_, text: string) => JSON.stringify(text.replace(/''/g, "'")))
     .replace(/\.\*\.(\w+)/g, '.map((item) => item?.$1)')
@@ -122,7 +125,8 @@ function evaluate(expression: string, context: { github: unknown; steps: unknown
     .replace(/!=([^=])/g, '!==$1');
   const contains = (haystack: unknown, needle: unknown) => (Array.isArray(haystack) ? haystack.includes(needle) : String(haystack).toLowerCase().includes(String(needle).toLowerCase()));
   const steps = new Proxy(context.steps as Record<string, unknown>, { get: (target, key) => target[key as string] ?? { outputs: {}, outcome: '' } });
-  return new Function('github', 'steps', 'failed', 'contains', `return (${js});`)(context.github, steps, context.failed, contains);
+  const secrets = new Proxy(context.secrets, { get: (target, key) => target[key as string] ?? '' });
+  return new Function('github', 'steps', 'failed', 'contains', 'secrets', `return (${js});`)(context.github, steps, context.failed, contains, secrets);
 }
 
 function readLines(file: string): string[] {

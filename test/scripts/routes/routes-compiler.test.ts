@@ -63,7 +63,7 @@ t.test('a valid file resolves into engine tables', async (t) => {
     t.match(tables.providers['openai'], {
       id: 'openai',
       dialect: 'openai',
-      endpoints: [{ name: '0', baseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'OPENAI_BASE_URL', apiKeyEnv: 'OPENAI_API_KEY', weight: 1 }],
+      endpoints: [{ name: '0', baseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'GATEWAY_OPENAI_BASE_URL', apiKeyEnv: 'OPENAI_API_KEY', weight: 1 }],
       auth: { header: 'authorization', scheme: 'bearer' },
       headers: {},
       timeoutMs: 120000,
