@@ -1,16 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { basename, dirname, relative } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { RouteTables } from '../src/generated/types/route-tables.js';
 import { compileRoutes, type CompileResult } from './routes/compile-routes.js';
 import { readRoutesFile } from './routes/load-routes.js';
 import { formatProblem, type Problem } from './routes/problem.js';
+import { routesFile } from './routes-path.js';
 
 /**
- * Reads and compiles the routes file (the one named on the command line, else ./routes.yaml). When it cannot
- * be read or does not compile, says why on stderr (one line per problem, never a stack trace) and exits 1.
+ * Reads and compiles the routes file (the one named on the command line, else ROUTES_FILE, else ./routes.yaml).
+ * When it cannot be read or does not compile, says why on stderr (one line per problem, never a stack trace) and exits 1.
  */
-export function compileRoutesFileOrExit(path = 'routes.yaml'): { fileName: string; tables: RouteTables; locate: Extract<CompileResult, { ok: true }>['locate'] } {
-  const fileName = relative(process.cwd(), path) || path;
+export function compileRoutesFileOrExit(argument?: string): { fileName: string; tables: RouteTables; locate: Extract<CompileResult, { ok: true }>['locate'] } {
+  const { path, label: fileName } = routesFile(argument);
   let text: string;
   try {
     text = readRoutesFile(path);

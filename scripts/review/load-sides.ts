@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { basename, dirname, relative } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { RouteTables } from '../../src/generated/types/route-tables.js';
 import { compileRoutes } from '../routes/compile-routes.js';
 import { readRoutesFile } from '../routes/load-routes.js';
 import { formatProblem } from '../routes/problem.js';
+import { routesFile, type RoutesFile } from '../routes-path.js';
 import type { LineOf } from './change.js';
 
 /** One of the two files, compiled by the same compiler as `npm run build`. */
@@ -21,9 +22,9 @@ export class SideError extends Error {
   }
 }
 
-/** Reads a file of the working tree. */
-export function readSide(path: string): { label: string; text: string } {
-  const label = relative(process.cwd(), path) || path;
+/** Reads a file (of the working tree, or anywhere ROUTES_FILE or --base-file names); a path is named relative to here. */
+export function readSide(file: RoutesFile | string): { label: string; text: string } {
+  const { path, label } = typeof file === 'string' ? routesFile(file) : file;
   try {
     return { label, text: readRoutesFile(path) };
   } catch (error) {
@@ -32,9 +33,9 @@ export function readSide(path: string): { label: string; text: string } {
   }
 }
 
-/** `git show REF:./<file>` run in the file's folder: the same path as NEW, as committed at REF. */
-export function readGitSide(ref: string, path: string): { label: string; text: string } {
-  const label = `${ref}:${relative(process.cwd(), path) || path}`;
+/** `git show REF:./<file>` run in the file's folder: the same path as NEW, as committed at REF in the repository that holds it. */
+export function readGitSide(ref: string, { path, label: name }: RoutesFile): { label: string; text: string } {
+  const label = `${ref}:${name}`;
   if (ref.startsWith('-')) throw new SideError([`--base ${ref}: not a git revision`]);
   try {
     const text = execFileSync('git', ['show', `${ref}:./${basename(path)}`], {

@@ -1,4 +1,6 @@
-// `npm run review -- OLD NEW` or `npm run review -- --base REF [NEW]`: what a routes.yaml change does to callers.
+// `npm run review -- OLD NEW`, `--base REF [NEW]` or `--base-file OLD [NEW]`: what a routes.yaml change does to callers.
+// NEW defaults to ROUTES_FILE, else routes.yaml. --base reads NEW's own path at REF in the git repository that
+// holds NEW (yours, when ROUTES_FILE is outside this tree); --base-file takes the old side from any file.
 // With `--traffic SOURCE [--window 7d]` each item also says the requests and callers it touches (traffic.ts).
 // Markdown (or --json) on stdout. Exit 0: nothing breaking; 1: something is; 2: a side does not compile or cannot be read.
 import type { Review } from './change.js';
@@ -9,8 +11,10 @@ import { reviewMarkdown, type TrafficNote } from './markdown-output.js';
 import { parseWindow, withTraffic, type TrafficData } from './traffic.js';
 import { trafficFromLogs } from './traffic-logs.js';
 import { trafficFromPrometheus } from './traffic-prometheus.js';
+import { routesFile } from '../routes-path.js';
 
-const USAGE = 'usage: npm run --silent review -- [--json] OLD NEW | [--json] --base REF [NEW (default routes.yaml)]  [--traffic PROMETHEUS_URL | --traffic LOG_FILE …] [--window 7d]';
+const USAGE =
+  'usage: npm run --silent review -- [--json] OLD NEW | [--json] --base REF [NEW] | [--json] --base-file OLD [NEW]   (NEW defaults to ROUTES_FILE, else routes.yaml)  [--traffic PROMETHEUS_URL | --traffic LOG_FILE …] [--window 7d]';
 
 async function main(args: readonly string[]): Promise<number> {
   const json = args.includes('--json');
@@ -26,9 +30,12 @@ async function main(args: readonly string[]): Promise<number> {
     return found;
   };
   const bases = values('--base');
+  const baseFiles = values('--base-file');
   const sources = values('--traffic');
   const windows = values('--window');
   if (bases === null || bases.length > 1) return usage('--base needs one git revision');
+  if (baseFiles === null || baseFiles.length > 1) return usage('--base-file needs one file');
+  if (bases.length > 0 && baseFiles.length > 0) return usage('give --base or --base-file, not both');
   if (sources === null) return usage('--traffic needs a Prometheus URL or a log file');
   if (windows === null || windows.length > 1) return usage('--window needs one duration such as 7d');
   const window = parseWindow(windows[0] ?? '7d');
@@ -37,15 +44,17 @@ async function main(args: readonly string[]): Promise<number> {
   const prometheus = sources.filter((source) => /^https?:\/\//.test(source));
   if (prometheus.length > 1 || (prometheus.length === 1 && sources.length > 1)) return usage('--traffic: one Prometheus URL, or log files, not both');
   const base = bases[0];
+  const baseFile = baseFiles[0];
   const unknown = rest.find((arg) => arg.startsWith('--'));
   if (unknown) return usage(`unknown option ${unknown}`);
-  if (base !== undefined ? rest.length > 1 : rest.length !== 2) return usage('give two files, or --base REF and at most one file');
-  const newPath = base !== undefined ? (rest[0] ?? 'routes.yaml') : rest[1]!;
+  const oneSideGiven = base !== undefined || baseFile !== undefined;
+  if (oneSideGiven ? rest.length > 1 : rest.length !== 2) return usage('give two files, or --base REF / --base-file OLD and at most one file');
+  const newPath = routesFile(oneSideGiven ? rest[0] : rest[1]);
   let old: Side;
   let next: Side;
   let review: Review;
   try {
-    old = compileSide(base !== undefined ? readGitSide(base, newPath) : readSide(rest[0]!), 'old');
+    old = compileSide(base !== undefined ? readGitSide(base, newPath) : readSide(routesFile(baseFile ?? rest[0])), 'old');
     next = compileSide(readSide(newPath), 'new');
     review = reviewChange(old.tables, next.tables, next.lineOf);
   } catch (error) {

@@ -134,7 +134,8 @@ t.test('Dockerfile: every stage runs the Node line CI tests first, within packag
   const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
   const floor = Number(/^>=(\d+)$/.exec(engines)?.[1]);
   t.equal(floor, Math.min(...tested), `engines.node (${engines}) is the oldest line CI tests`);
-  for (const stage of stages) {
+  // The config stage holds one file and runs nothing (a named build context replaces it).
+  for (const stage of stages.filter((stage) => stage.image !== 'scratch')) {
     const major = Number(/^node:(\d+)-bookworm-slim$/.exec(stage.image)?.[1]);
     t.equal(major, tested[0], `${stage.name ?? 'a stage'} is built FROM node:${tested[0]}-bookworm-slim (found ${stage.image})`);
   }
@@ -153,12 +154,27 @@ t.test('Dockerfile: COPY names its sources explicitly (there is no .dockerignore
   const build = stages.find((stage) => all(stage, 'RUN').some((run) => /\bnpm run build\b/.test(run))) ?? stages[0]!;
   const copied = copiesOf(build).flatMap((copy) => (copy.from === undefined ? copy.sources : [])).map((source) => source.replace(/^\.\//, '').replace(/\/$/, ''));
   // What `npm run build` reads: scripts/build.ts checks routes.yaml against schemas/, generates src/generated/, tsc compiles src/.
-  for (const input of ['package.json', 'package-lock.json', 'tsconfig.json', 'routes.yaml', 'schemas', 'scripts/build.ts', 'src/server.ts']) {
+  // routes.yaml comes from the config stage (next test).
+  for (const input of ['package.json', 'package-lock.json', 'tsconfig.json', 'schemas', 'scripts/build.ts', 'src/server.ts']) {
     t.ok(copied.some((source) => source === input || input.startsWith(`${source}/`)), `the build stage copies ${input}`);
   }
   const runtimeCopied = copiesOf(runtime).flatMap((copy) => (copy.from === undefined ? copy.sources : []));
   t.ok(runtimeCopied.includes('package-lock.json'), 'the runtime stage copies the lockfile, so `npm ci` installs exactly what was tested');
   t.ok(runtimeCopied.includes('package.json'), 'the runtime stage copies package.json ("type": "module" for dist/*.js)');
+});
+
+t.test('Dockerfile: routes.yaml comes from the stage `config`, which --build-context config=DIR replaces; the shipped example by default', async (t) => {
+  const config = stages.find((stage) => stage.name === 'config');
+  t.equal(config?.image, 'scratch', 'FROM scratch AS config: one file, nothing run');
+  t.strictSame(config?.instructions, [{ keyword: 'COPY', args: 'routes.yaml /routes.yaml' }], 'by default it holds the shipped routes.yaml, at the root as a context folder would');
+  t.ok(existsSync(join(repoRoot, 'routes.yaml')), 'the default exists');
+  const build = stages.find((stage) => all(stage, 'RUN').some((run) => /\bnpm run build\b/.test(run)))!;
+  t.ok(stages.indexOf(config!) < stages.indexOf(build), 'the config stage comes before the build stage');
+  const routes = copiesOf(build).filter((copy) => copy.sources.some((source) => /routes\.yaml$/.test(source)));
+  t.strictSame(routes, [{ from: 'config', sources: ['/routes.yaml'], destination: './routes.yaml' }], 'the build stage takes routes.yaml from config only');
+  const order = build.instructions.map((i) => i.keyword + ' ' + i.args);
+  t.ok(order.findIndex((line) => line.includes('--from=config')) < order.findIndex((line) => /npm run build/.test(line)), 'it is in place before npm run build compiles it');
+  t.notOk(all(build, 'ENV').some((env) => /ROUTES_FILE/.test(env)) || all(build, 'ARG').some((arg) => /ROUTES_FILE/.test(arg)), 'no ROUTES_FILE: the build compiles ./routes.yaml, the file from config');
 });
 
 t.test('Dockerfile: runtime stage installs production dependencies only and runs as node', async (t) => {

@@ -32,6 +32,8 @@ export interface PullRequestEvent {
   readonly nodeModules: string;
   /** The repository's secrets (`secrets.NAME`); as on GitHub, one not set reads as empty. */
   readonly secrets?: Readonly<Record<string, string>>;
+  /** Other repositories a checkout may name (`with: repository: owner/name`), as local git repositories. */
+  readonly repositories?: Readonly<Record<string, string>>;
 }
 
 export interface JobResult {
@@ -73,7 +75,10 @@ export function runJob(steps: readonly Step[], workspace: string, event: PullReq
     let status = 0;
     let stderr = '';
     if (step.uses?.startsWith('actions/checkout@')) {
-      checkout(event.origin, join(workspace, withs['path'] ?? '.'), withs['ref'] || event.sha, withs['sparse-checkout']);
+      const other = withs['repository'];
+      const origin = other ? event.repositories?.[other] : event.origin;
+      if (origin === undefined) throw new Error(`checkout of ${other}: not in the event's repositories`);
+      checkout(origin, join(workspace, withs['path'] ?? '.'), withs['ref'] || (other ? 'HEAD' : event.sha), withs['sparse-checkout']);
     } else if (step.run !== undefined) {
       const env: Record<string, string> = { ...(process.env as Record<string, string>), PATH: `${npmShim}:${process.env['PATH']}`, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_WORKSPACE: workspace };
       for (const [key, value] of Object.entries(step.env ?? {})) env[key] = expand(value);
@@ -94,7 +99,9 @@ function checkout(origin: string, dir: string, ref: string, sparse: string | und
   const git = (...args: string[]) => execFileSync('git', ['-c', 'advice.detachedHead=false', ...args], { stdio: 'pipe' });
   git('clone', '-q', '--no-checkout', origin, dir);
   if (sparse) git('-C', dir, 'sparse-checkout', 'set', '--no-cone', ...sparse.split('\n').filter(Boolean));
-  git('-C', dir, 'checkout', '-q', ref.match(/^[0-9a-f]{40}$/) ? ref : `origin/${ref}`);
+  // A branch is origin/<ref> in the clone; a tag or HEAD is itself.
+  const branch = spawnSync('git', ['-C', dir, 'rev-parse', '-q', '--verify', `refs/remotes/origin/${ref}`]).status === 0;
+  git('-C', dir, 'checkout', '-q', ref.match(/^[0-9a-f]{40}$/) || !branch ? ref : `origin/${ref}`);
 }
 
 /** `npm ci` as npm runs it for the package in the current folder, over existing modules; any other npm command is npm's. */
