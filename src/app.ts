@@ -157,6 +157,8 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
       version: options.version,
       models: roster.size,
       routes_sha256: tables.sourceSha256,
+      // Which process answered: during a reload, old and new workers (and their builds) answer side by side.
+      pid: process.pid,
     });
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));

@@ -26,6 +26,8 @@ export interface ServerConfig {
   /** Idle keep-alive connections are kept this long: longer than a load balancer's idle timeout. */
   readonly keepAliveTimeoutMs: number;
   readonly shutdownGraceMs: number;
+  /** A reload (SIGHUP) gives up on new workers not ready within this, and the old ones keep serving. */
+  readonly reloadTimeoutMs: number;
   /** Caller keys; empty means anonymous. */
   readonly callerKeys: readonly string[];
   /** Origins browsers may call from; empty means no CORS. */
@@ -56,6 +58,7 @@ export const CONFIG_DEFAULTS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 65_000,
   shutdownGraceMs: 30_000,
+  reloadTimeoutMs: 30_000,
   logLevel: 'info',
 } as const;
 
@@ -129,6 +132,7 @@ export function readServerConfig(env: Env, routes: RoutesFacts = { callersDeclar
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0),
+    reloadTimeoutMs: integer(env, 'RELOAD_TIMEOUT_MS', CONFIG_DEFAULTS.reloadTimeoutMs, 1),
     callerKeys,
     corsOrigins: readCorsOrigins(env),
     workers: env['WORKERS'] === 'auto' ? availableParallelism() : integer(env, 'WORKERS', 1, 1, 256),

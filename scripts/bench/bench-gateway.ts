@@ -116,6 +116,8 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
   let stopping = false;
   child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-4000)));
   const origin = await originFromLogFile(child, logFile, 'the gateway', 30_000, () => `:\n${stderrTail}`);
+  // The process that serves is the cluster worker, not the primary that node started: /health names it.
+  const { pid } = (await (await fetch(`${origin}/health`)).json()) as { pid: number };
   child.once('exit', (code, signal) => {
     if (!stopping) fatal(new Error(`the gateway exited during the bench (${String(signal ?? code)}):\n${stderrTail}`));
   });
@@ -123,7 +125,7 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     name: 'gateway',
     origin,
     url: `${origin}/v1/chat/completions`,
-    pid: child.pid!,
+    pid,
     logLines: () => requestLogLines(logFile),
     async stop() {
       stopping = true;

@@ -25,7 +25,8 @@ export async function startGatewayProcess(env: Record<string, string>, nodeArgs:
   });
   child.stderr?.on('data', () => {}); // start-up warnings about unset keys are expected here
   const origin = await whenReady(child, 'the gateway', announcedOrigin(child.stdout!));
-  const pid = child.pid!;
+  // The process that serves is the cluster worker, not the primary that node started: /health names it.
+  const { pid } = (await (await fetch(`${origin}/health`)).json()) as { pid: number };
   return {
     origin,
     pid,

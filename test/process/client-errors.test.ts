@@ -75,7 +75,8 @@ t.test("Node's own early answers come in the gateway's envelope", async (t) => {
   const routed = cases.flatMap((c, i) => (c.parts.length > 1 || c.name.includes('Host') || c.name.includes('REQUEST_TIMEOUT') ? [{ c, answer: answers[i]! }] : []));
   t.equal(routed.length, 4);
   const logged = await waitForOutput(server, (output) => {
-    const lines = logLinesOf(output).filter((line) => line['msg'] === 'request');
+    // Not the worker's own /health at start-up (request_id self-check).
+    const lines = logLinesOf(output).filter((line) => line['msg'] === 'request' && line['request_id'] !== 'self-check');
     return lines.length >= routed.length + 1 ? lines : undefined;
   });
   for (const { c, answer } of routed) {

@@ -73,7 +73,7 @@ t.test('two workers share the port; /metrics shows the figures of both, summed',
   const statuses = [];
   for (let i = 0; i < 20; i++) statuses.push(await askOnce(server));
   t.same(statuses, Array(20).fill(200));
-  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'request').length >= 20 ? true : undefined));
+  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'request' && line['path'] === '/v1/chat/completions').length >= 20 ? true : undefined));
   const served = chatPids(server);
   t.equal(served.size, 2, 'both workers answered');
   t.notOk(served.has(server.child.pid), 'the primary answers nothing itself');
@@ -114,7 +114,7 @@ t.test('a worker killed with SIGKILL is replaced and the service keeps answering
   const statuses = [];
   for (let i = 0; i < 10; i++) statuses.push(await askOnce(server));
   t.same(statuses, Array(10).fill(200));
-  await waitForOutput(server, () => (logLinesOf(server.output()).filter((line) => line['msg'] === 'request').length >= 10 ? true : undefined));
+  await waitForOutput(server, () => (logLinesOf(server.output()).filter((line) => line['msg'] === 'request' && line['path'] === '/v1/chat/completions').length >= 10 ? true : undefined));
   t.ok(chatPids(server).has(replacement), 'the replacement answers');
   t.ok(chatPids(server).has(survivor), 'and so does the survivor');
   t.notOk(chatPids(server).has(victim) || chatPids(server).has(firstReplacement), 'the dead answer nothing');
@@ -132,8 +132,7 @@ t.test('SIGTERM to the primary: every worker drains its requests, none is replac
   t.equal(await server.exited, 0);
   const lines = logLinesOf(server.output());
   t.equal(lines.filter((line) => line['msg'] === 'worker stopped').length, 2);
-  t.equal(lines.filter((line) => line['msg'] === 'worker started').length, 2, 'no worker was replaced');
-  t.equal(lines.filter((line) => line['msg'] === 'worker listening').length, 2);
+  t.equal(lines.filter((line) => line['msg'] === 'worker listening').length, 2, 'no worker was replaced');
   t.notOk(lines.some((line) => line['msg'] === 'worker died; replacing it'));
   await t.rejects(fetch(`${server.origin}/health`), 'the listener is closed');
 });
@@ -146,6 +145,6 @@ t.test('workers that cannot listen: the primary exits 1 instead of replacing the
   const { code, output } = await runServerExpectingExit({ WORKERS: '2', PORT: String(port) });
   t.equal(code, 1);
   t.match(output, /cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
-  t.match(output, /"msg":"worker failed to start"/);
+  t.equal(output.match(/cannot listen/g)?.length, 1, 'one line, printed by the primary for the first worker that failed');
   t.notMatch(output, /listening on http/);
 });

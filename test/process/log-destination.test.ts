@@ -154,7 +154,7 @@ t.test('a quiet gateway’s request line reaches stdout within about a second, a
   t.equal(answer.status, 200);
   await answer.text();
   // One short line is far below the 4 KiB batch: only the periodic flush writes it (generous wait for a loaded machine).
-  const line = await waitForOutput(server, (output) => logLinesOf(output).find((each) => each['msg'] === 'request'), 15_000);
+  const line = await waitForOutput(server, (output) => logLinesOf(output).find((each) => each['msg'] === 'request' && each['path'] === '/v1/chat/completions'), 15_000);
   t.equal(line['status'], 200);
   const metrics = await (await fetch(`${server.origin}/metrics`)).text();
   t.match(metrics, /^gateway_log_lines_dropped_total 0$/m);

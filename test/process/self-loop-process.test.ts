@@ -27,7 +27,7 @@ t.test('a provider base URL that is the gateway itself: warned at start-up, and 
   t.equal(response.headers.get('x-should-retry'), 'false');
   t.match(await response.json(), { error: { gateway_code: 'loop_detected', provider: 'openai', provider_status: 508 } });
   const requests = await waitForOutput(server, () => {
-    const lines = logLinesOf(server.output()).filter((line) => line['msg'] === 'request');
+    const lines = logLinesOf(server.output()).filter((line) => line['msg'] === 'request' && line['path'] === '/v1/chat/completions');
     return lines.length >= 2 ? lines : undefined;
   });
   t.equal(requests.length, 2, 'the caller\'s request and the one hop back, nothing more');

@@ -1,4 +1,4 @@
-// The real server process (dist/server.js) on the shipped routes.yaml: SIGHUP drains like SIGTERM, the listener
+// The real server process (dist/server.js) on the shipped routes.yaml: SIGINT drains like SIGTERM, the listener
 // answers 503 through the grace period, and the shipped anthropic provider takes its base URL from GATEWAY_ANTHROPIC_BASE_URL.
 import t from 'tap';
 import { PROVIDER_KEY } from '../helpers/gateway.js';
@@ -9,7 +9,7 @@ import { chunk, sseBody, startEventStream } from '../helpers/sse-upstream.js';
 
 const ask = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], stream });
 
-t.test('SIGHUP drains like SIGTERM: the stream in flight finishes, probes and late requests get 503 with Connection: close', async (t) => {
+t.test('SIGINT drains like SIGTERM: the stream in flight finishes, probes and late requests get 503 with Connection: close', async (t) => {
   let finish: () => void = () => {};
   const provider = await startMockUpstream((_request, res) => {
     startEventStream(res);
@@ -21,8 +21,13 @@ t.test('SIGHUP drains like SIGTERM: the stream in flight finishes, probes and la
   t.teardown(() => server.child.kill('SIGKILL'));
 
   const stream = await streamUnderWay(server.origin, ask('local/llama3.2', true));
-  server.child.kill('SIGHUP');
-  await waitForOutput(server, (output) => (logLinesOf(output).some((line) => line['msg'] === 'draining' && line['signal'] === 'SIGHUP') ? true : undefined));
+  server.child.kill('SIGINT');
+  // The primary has its worker drain (SIGHUP is a reload: test/process/reload.test.ts).
+  const drainingWorkers = await waitForOutput(server, (output) => {
+    const lines = logLinesOf(output);
+    return lines.some((line) => line['msg'] === 'draining') ? lines.find((line) => line['msg'] === 'draining workers') : undefined;
+  });
+  t.match(drainingWorkers, { signal: 'SIGINT' });
 
   const health = await fetch(`${server.origin}/health`);
   t.equal(health.status, 503, 'a probe during the grace period reaches the gateway');

@@ -31,7 +31,7 @@ t.test('with no OTEL_* variable nothing of OpenTelemetry runs: no exporter, no t
   server.child.kill('SIGTERM');
   await server.exited;
   t.notMatch(server.output(), /opentelemetry/, 'no "opentelemetry on" line: the SDK was not started');
-  const line = logLinesOf(server.output()).find((entry) => entry['msg'] === 'request');
+  const line = logLinesOf(server.output()).find((entry) => entry['msg'] === 'request' && entry['path'] === '/v1/chat/completions');
   t.equal(line?.['trace_id'], null);
 });
 
@@ -64,7 +64,7 @@ t.test('OTEL_EXPORTER_OTLP_ENDPOINT turns it on: spans reach the collector with 
   t.equal(upstream.requests[0]!.headers['traceparent'], `00-${serverSpan.traceId}-${spans.find((span) => span.kind === SPAN_KIND.client)!.spanId}-01`);
   const lines = logLinesOf(server.output());
   t.match(lines.find((entry) => entry['msg'] === 'opentelemetry on'), { traces: `${collector.origin} (http/json)`, metrics: null, service_name: 'edge-gateway' });
-  t.equal(lines.find((entry) => entry['msg'] === 'request')?.['trace_id'], serverSpan.traceId);
+  t.equal(lines.find((entry) => entry['msg'] === 'request' && entry['path'] === '/v1/chat/completions')?.['trace_id'], serverSpan.traceId);
   t.notMatch(server.output(), /collector-token/, 'the collector header is never logged');
 });
 
