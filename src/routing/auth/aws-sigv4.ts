@@ -1,0 +1,61 @@
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+
+/** One identity: permanent keys, or temporary ones with their session token. */
+export interface AwsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string | undefined;
+  /** When temporary credentials stop working; absent for permanent keys. */
+  readonly expiration?: Date | undefined;
+}
+
+/** What one signed call needs: where it goes exactly and the exact bytes it carries. */
+export interface AwsSigningInput {
+  /** The full URL the request goes to (base URL, its own path included, then the dialect's path). */
+  readonly url: URL;
+  readonly body: string;
+  /** The provider's routes.yaml region: never AWS_REGION / AWS_DEFAULT_REGION. */
+  readonly region: string;
+  /** The signing name of the service (Bedrock Runtime's is `bedrock`, not `bedrock-runtime`). */
+  readonly service: string;
+  readonly credentials: AwsCredentials;
+  /** The signing time; now unless a test fixes it (AWS refuses more than 5 minutes of skew). */
+  readonly date?: Date;
+}
+
+/** The node:crypto sha256 the AWS SDK itself plugs into the signer on Node. */
+const SHA256 = Hash.bind(null, 'sha256');
+
+/**
+ * The headers that sign one POST with AWS Signature Version 4, as the official SDK signs (its own signer,
+ * @smithy/signature-v4): `authorization`, `x-amz-date`, `x-amz-content-sha256` (the sha256 of the exact body bytes)
+ * and, with temporary credentials, `x-amz-security-token`. Signed: host, x-amz-date, x-amz-content-sha256 and the
+ * session token; the other headers of the call (user agent, request id, trace context) are not, so a hop that adds
+ * or changes one does not break the signature.
+ *
+ * The canonical URI is the path as sent: it carries the model id encoded once (`:` as `%3A`, an ARN's `/` as `%2F`)
+ * and the signer's uriEscapePath encodes each segment once more (`%253A`, `%252F`), which is what AWS computes on
+ * its side. No query string: the call has none.
+ */
+export async function awsSignatureHeaders(input: AwsSigningInput): Promise<Record<string, string>> {
+  const { url } = input;
+  if (url.search !== '') throw new Error('a signed Bedrock call has no query string');
+  const signer = new SignatureV4({ service: input.service, region: input.region, credentials: input.credentials, sha256: SHA256, uriEscapePath: true, applyChecksum: true });
+  const signed = await signer.sign(
+    {
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: url.hostname,
+      ...(url.port ? { port: Number(url.port) } : {}),
+      path: url.pathname,
+      query: {},
+      // url.host is what node:http sends as Host: the port only when it is not the scheme's default.
+      headers: { host: url.host },
+      body: input.body,
+    },
+    { signingDate: input.date ?? new Date() },
+  );
+  const { host: _host, ...added } = signed.headers;
+  return added;
+}
