@@ -1,5 +1,5 @@
 import type { BreakerEntry, EndpointEntry, ErrorRule, ModelEntry, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
-import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { AwsCredentialsEnv, BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 import { resolveCallers, resolvePrice } from './callers.js';
 
@@ -26,7 +26,8 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       id,
       dialect,
       endpoints: resolveEndpoints(entry),
-      auth: entry.auth === 'google' ? GOOGLE_AUTH : entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(entry.auth ?? dialectDefaults.auth) : null,
+      auth: resolveAuth(entry, dialectDefaults.auth),
+      ...awsSigning(entry, dialectDefaults.auth),
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
@@ -81,6 +82,28 @@ function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
 
 /** `auth: google`: an OAuth2 access token as a bearer, fetched by the engine (src/routing/auth/). */
 const GOOGLE_AUTH: KeyAuth = { header: 'authorization', scheme: 'google' };
+/** `auth: aws`: an AWS Signature Version 4 per call, made by the engine (src/routing/auth/). */
+const AWS_AUTH: KeyAuth = { header: 'authorization', scheme: 'aws' };
+/** The variables the AWS SDKs read; a provider's aws_credentials_env names others. */
+export const DEFAULT_AWS_CREDENTIALS_ENV: AwsCredentialsEnv = { accessKeyId: 'AWS_ACCESS_KEY_ID', secretAccessKey: 'AWS_SECRET_ACCESS_KEY', sessionToken: 'AWS_SESSION_TOKEN' };
+/** Bedrock Runtime's signing name (its host says bedrock-runtime; the credential scope says bedrock). */
+const BEDROCK_SIGNING_SERVICE = 'bedrock';
+
+/** Token auth (google, aws) needs no key; a key scheme applies only where a key is configured. */
+function resolveAuth(entry: ProviderEntry, dialectAuth: AuthScheme): KeyAuth | null {
+  const scheme = entry.auth ?? dialectAuth;
+  if (scheme === 'google') return GOOGLE_AUTH;
+  if (scheme === 'aws') return AWS_AUTH;
+  return entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(scheme) : null;
+}
+
+/** A provider with auth: aws: its signing region and the variables of its keys (the build checked the region is there). */
+function awsSigning(entry: ProviderEntry, dialectAuth: AuthScheme): Pick<ProviderTable, 'awsSigning'> {
+  if ((entry.auth ?? dialectAuth) !== 'aws') return {};
+  const named = entry.aws_credentials_env;
+  const credentialsEnv = named ? { accessKeyId: named.access_key_id, secretAccessKey: named.secret_access_key, sessionToken: named.session_token ?? '' } : DEFAULT_AWS_CREDENTIALS_ENV;
+  return { awsSigning: { region: entry.region ?? '', service: BEDROCK_SIGNING_SERVICE, credentialsEnv, defaultChain: !named } };
+}
 
 /** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */
 export const DEFAULT_THINKING_BUDGET = { min: 512, max: 24576 } as const;
@@ -99,8 +122,7 @@ function geminiThinking(entry: ModelEntry | null, dialect: string | undefined): 
   return {};
 }
 
-function keyAuth(scheme: Exclude<AuthScheme, 'google'> | 'google'): KeyAuth {
-  if (scheme === 'google') return GOOGLE_AUTH;
+function keyAuth(scheme: Exclude<AuthScheme, 'google' | 'aws'>): KeyAuth {
   return scheme === 'bearer' ? { header: 'authorization', scheme: 'bearer' } : { header: scheme.header.toLowerCase(), scheme: 'raw' };
 }
 

@@ -60,7 +60,7 @@ function describe(error: ErrorObject, loaded: LoadedRoutes): Problem[] {
 
 /** Plain words for the values that may take more than one form, by key. */
 const ANY_OF_HINTS: Record<string, string> = {
-  auth: "must be bearer, google or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)",
+  auth: "must be bearer, google, aws or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)",
 };
 
 /** Plain words for the schema's value patterns. */

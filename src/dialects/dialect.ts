@@ -5,8 +5,8 @@ import type { ModelTable, ReasoningMode, ThinkingBudget } from '../generated/typ
 import type { SseMessage } from '../wire/sse-parser.js';
 import type { StreamHoldings } from './stream-budget.js';
 
-/** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own. */
-export type AuthScheme = 'bearer' | { readonly header: string };
+/** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own; `aws`: no key, an AWS Signature Version 4 per call. */
+export type AuthScheme = 'bearer' | 'aws' | { readonly header: string };
 
 /** What a provider of a dialect sends unless its routes.yaml entry says otherwise. Plain data: the routes compiler applies it. */
 export interface DialectDefaults {

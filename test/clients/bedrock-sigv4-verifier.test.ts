@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { isolateAwsEnv, TEST_AWS_KEYS, TEST_AWS_SESSION } from '../helpers/aws-test-env.js';
 import { refuseSignature, startSignedRequestServer } from '../helpers/signed-request-server.js';
 import { checkSigV4, signatureOf, type SigV4Expectation, type SignedRequestSeen } from '../helpers/sigv4-verify.js';
@@ -46,7 +46,7 @@ function streamAnswer(res: ServerResponse): void {
   res.end();
 }
 
-async function sdkServer(t: Tap.Test) {
+async function sdkServer(t: Test) {
   const server = await startSignedRequestServer((seen, res) => {
     const refused = checkSigV4(seen, EXPECT).refused;
     if (refused) return refuseSignature(res, refused);
@@ -55,11 +55,6 @@ async function sdkServer(t: Tap.Test) {
   });
   t.teardown(() => server.close());
   return server;
-}
-
-type Tap = typeof t;
-declare namespace Tap {
-  type Test = Parameters<Parameters<Tap['test']>[1] & object>[0];
 }
 
 function client(origin: string, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }) {

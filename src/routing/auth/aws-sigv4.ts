@@ -41,7 +41,9 @@ const SHA256 = Hash.bind(null, 'sha256');
 export async function awsSignatureHeaders(input: AwsSigningInput): Promise<Record<string, string>> {
   const { url } = input;
   if (url.search !== '') throw new Error('a signed Bedrock call has no query string');
-  const signer = new SignatureV4({ service: input.service, region: input.region, credentials: input.credentials, sha256: SHA256, uriEscapePath: true, applyChecksum: true });
+  const { accessKeyId, secretAccessKey, sessionToken } = input.credentials;
+  const credentials = sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
+  const signer = new SignatureV4({ service: input.service, region: input.region, credentials, sha256: SHA256, uriEscapePath: true, applyChecksum: true });
   const signed = await signer.sign(
     {
       method: 'POST',
