@@ -59,6 +59,9 @@ function compareProvider(id: string, before: ProviderTable, after: ProviderTable
   if (!dialectChanged && !sameValue(before.auth, after.auth)) {
     // The key in another header (or scheme): a provider that expects it where it was answers 401 to every request.
     changes.push({ severity: 'behaviour', kind: 'key_header_changed', ...common, before: toJson(before.auth), after: toJson(after.auth), line: at('auth') });
+  } else if (!dialectChanged && before.region !== after.region) {
+    // A signature for another region: refused by an endpoint of the old one.
+    changes.push({ severity: 'behaviour', kind: 'key_header_changed', ...common, before: toJson({ ...before.auth, region: before.region }), after: toJson({ ...after.auth, region: after.region }), line: at('region') });
   }
   if (!dialectChanged && !sameValue(before.awsSigning ?? null, after.awsSigning ?? null)) {
     // Signed for another region, or with keys from other variables: AWS refuses every call until both sides agree.

@@ -21,6 +21,7 @@ const PROVIDER: Fields<ProviderTable, 'providers.*'> = {
   'providers.*.dialect': 'dialect_changed',
   'providers.*.endpoints': 'endpoint_added, endpoint_removed, endpoint_changed, key_env_changed, key_env_removed',
   'providers.*.auth': 'key_header_changed (with another dialect: part of dialect_changed)',
+  'providers.*.region': 'key_header_changed (the region a bedrock signature is for; its default endpoint: endpoint_changed)',
   'providers.*.headers': 'headers_changed (with another dialect: part of dialect_changed)',
   'providers.*.connectTimeoutMs': 'timeout_lowered, provider_changed',
   'providers.*.timeoutMs': 'timeout_lowered, provider_changed',

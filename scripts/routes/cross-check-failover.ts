@@ -8,7 +8,8 @@ export function checkEndpoints(id: string, provider: Record<string, unknown>, re
   const endpoints = provider['endpoints'];
   const hasList = endpoints !== undefined;
   if (hasList && provider['base_url'] !== undefined) report(['providers', id, 'endpoints'], 'key', 'a provider has base_url or endpoints, not both');
-  if (!hasList && provider['base_url'] === undefined) report(['providers', id], 'key', 'needs base_url (one endpoint) or endpoints (several)');
+  // A bedrock provider's default is its region's endpoint.
+  if (!hasList && provider['base_url'] === undefined && provider['dialect'] !== 'bedrock') report(['providers', id], 'key', 'needs base_url (one endpoint) or endpoints (several)');
   if (!hasList || !Array.isArray(endpoints)) return;
   // With a list, each endpoint carries its own URL and key: a provider-wide one would be ambiguous.
   for (const key of ['base_url_env', 'api_key_env']) {

@@ -1,6 +1,7 @@
 import { DIALECT_DEFAULTS } from '../../src/dialects/dialect-defaults.js';
 import { BASE_URL_PATTERN, baseUrlProblem } from '../../src/routing/base-url-rules.js';
 import { checkAllowFields } from './check-allow-fields.js';
+import { checkBedrock } from './cross-check-bedrock.js';
 import { checkDeprecations } from './cross-check-deprecation.js';
 import { checkCallers } from './callers.js';
 import { checkBreaker, checkEndpoints, checkFallbacks, hasKey } from './cross-check-failover.js';
@@ -33,20 +34,21 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
     const problem = typeof baseUrl === 'string' && BASE_URL_PATTERN.test(baseUrl) ? baseUrlProblem(baseUrl) : null;
     if (problem) report(['providers', id, 'base_url'], 'value', problem);
     checkEndpoints(id, provider, report);
+    checkBedrock(id, provider, report);
     checkAllowFields(['providers', id, 'allow_fields'], provider['allow_fields'], provider['dialect'], report);
     checkBreaker(['providers', id, 'breaker'], provider['breaker'], mapAt(loaded.data, 'defaults')['breaker'], report);
     const authHeader = keyHeader(provider);
     const google = provider['auth'] === 'google';
-    const aws = authScheme(provider) === 'aws';
-    if (provider['auth'] !== undefined && !google && !aws && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
+    // google and aws take their credentials elsewhere (aws is checked by checkBedrock).
+    const keyless = google || provider['auth'] === 'aws' || (provider['dialect'] === 'bedrock' && provider['auth'] === undefined);
+    if (provider['auth'] !== undefined && !keyless && !hasKey(provider)) report(['providers', id, 'auth'], 'key', 'needs api_key_env, the key it sends');
     if (google && hasKey(provider)) report(['providers', id, 'auth'], 'value', 'google sends an OAuth2 token from Google credentials: remove api_key_env');
-    checkAwsAuth(id, provider, aws, report);
     if (authHeader && RESERVED_HEADERS.has(authHeader.toLowerCase())) report(['providers', id, 'auth', 'header'], 'value', 'is set by the gateway and cannot carry the key');
     const seen = new Set<string>();
     for (const name of Object.keys(mapAt(provider, 'headers'))) {
       const lower = name.toLowerCase();
       if (RESERVED_HEADERS.has(lower)) report(['providers', id, 'headers', name], 'key', 'is set by the gateway and cannot be overridden');
-      else if ((hasKey(provider) || google || aws) && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
+      else if ((hasKey(provider) || keyless) && lower === authHeader?.toLowerCase()) report(['providers', id, 'headers', name], 'key', `conflicts with api_key_env, which sends ${authHeader}`);
       else if (seen.has(lower)) report(['providers', id, 'headers', name], 'key', 'is given twice (header names ignore case)');
       seen.add(lower);
     }
@@ -92,25 +94,12 @@ export function crossCheckRoutes(loaded: LoadedRoutes, knownModels?: ReadonlySet
   return problems;
 }
 
-/** routes.yaml auth, else the provider's dialect's default. */
-function authScheme(provider: Record<string, unknown>): unknown {
-  const named = provider['dialect'];
-  const dialect = typeof named === 'string' && Object.hasOwn(DIALECT_DEFAULTS, named) ? (named as keyof typeof DIALECT_DEFAULTS) : 'openai';
-  return provider['auth'] === undefined ? DIALECT_DEFAULTS[dialect].auth : provider['auth'];
-}
-
-/** auth: aws signs for the provider's region with AWS keys: it needs the region and takes no api_key_env; aws_credentials_env is its alone. */
-function checkAwsAuth(id: string, provider: Record<string, unknown>, aws: boolean, report: (path: (string | number)[], at: 'key' | 'value', message: string) => void): void {
-  if (aws && hasKey(provider)) {
-    report(['providers', id, 'api_key_env'], 'key', 'auth: aws signs each call with AWS credentials, it sends no key: remove api_key_env, or set auth: bearer for a Bedrock API key');
-  }
-  if (aws && provider['region'] === undefined) report(['providers', id], 'key', 'needs region, the AWS region its calls are signed for (auth: aws)');
-  if (!aws && provider['aws_credentials_env'] !== undefined) report(['providers', id, 'aws_credentials_env'], 'key', 'is for auth: aws only (the AWS keys a signature is made with)');
-}
-
 /** The header that carries the provider's key (routes.yaml auth, else the dialect's default); undefined when auth is malformed (the schema reports it). */
 function keyHeader(provider: Record<string, unknown>): string | undefined {
-  const scheme = authScheme(provider);
+  const auth = provider['auth'];
+  const named = provider['dialect'];
+  const dialect = typeof named === 'string' && Object.hasOwn(DIALECT_DEFAULTS, named) ? (named as keyof typeof DIALECT_DEFAULTS) : 'openai';
+  const scheme = auth === undefined ? DIALECT_DEFAULTS[dialect].auth : auth;
   if (scheme === 'bearer' || scheme === 'google' || scheme === 'aws') return 'Authorization';
   const header = scheme !== null && typeof scheme === 'object' ? (scheme as Record<string, unknown>)['header'] : undefined;
   return typeof header === 'string' ? header : undefined;

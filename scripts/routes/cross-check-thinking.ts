@@ -9,6 +9,11 @@ export function checkThinking(model: string, entry: Record<string, unknown>, dia
   const gemini = dialect === 'gemini';
   if (reasoning === 'levels' && !gemini) report(['models', model, 'reasoning'], 'value', 'levels is for models of a gemini-dialect provider (Gemini 3.x thinkingLevel)');
   if (reasoning === 'adaptive' && gemini) report(['models', model, 'reasoning'], 'value', 'adaptive is for anthropic-dialect models: a gemini model takes budget (2.5) or levels (3.x)');
+  if (reasoning === 'adaptive' && dialect === 'bedrock') report(['models', model, 'reasoning'], 'value', "adaptive has no Converse form: a bedrock model takes none or budget (Claude's extended thinking)");
+  // Thinking needs maxTokens sent with it, above its budget: never a guessed one.
+  if (reasoning === 'budget' && dialect === 'bedrock' && entry['max_output_tokens'] === undefined) {
+    report(['models', model, 'reasoning'], 'key', 'needs max_output_tokens on a bedrock model (thinking is sent with maxTokens above its budget)');
+  }
   const budget = entry['thinking_budget'];
   if (budget !== undefined) {
     if (!gemini || reasoning !== 'budget') report(['models', model, 'thinking_budget'], 'key', 'needs reasoning: budget on a model of a gemini-dialect provider');

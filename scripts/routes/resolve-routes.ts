@@ -26,7 +26,8 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       id,
       dialect,
       endpoints: resolveEndpoints(entry),
-      auth: resolveAuth(entry, dialectDefaults.auth),
+      auth: authOf(entry.auth ?? dialectDefaults.auth, Boolean(entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env))),
+      ...(entry.region ? { region: entry.region } : {}),
       ...awsSigning(entry, dialectDefaults.auth),
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -66,9 +67,9 @@ export function resolveBreaker(own: BreakerEntry | undefined, inherited: Breaker
   };
 }
 
-/** base_url alone is one endpoint, named "0" like the first of a list. */
+/** base_url alone is one endpoint, named "0" like the first of a list; a bedrock provider without one has its region's. */
 function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
-  const single: EndpointEntry = { base_url: entry.base_url! };
+  const single: EndpointEntry = { base_url: entry.base_url ?? `https://bedrock-runtime.${entry.region!}.amazonaws.com` };
   if (entry.base_url_env) single.base_url_env = entry.base_url_env;
   if (entry.api_key_env) single.api_key_env = entry.api_key_env;
   return (entry.endpoints ?? [single]).map((endpoint, index) => ({
@@ -82,27 +83,27 @@ function resolveEndpoints(entry: ProviderEntry): EndpointTable[] {
 
 /** `auth: google`: an OAuth2 access token as a bearer, fetched by the engine (src/routing/auth/). */
 const GOOGLE_AUTH: KeyAuth = { header: 'authorization', scheme: 'google' };
-/** `auth: aws`: an AWS Signature Version 4 per call, made by the engine (src/routing/auth/). */
+/** `auth: aws`: each request signed with AWS Signature Version 4 by the engine (src/routing/auth/). */
 const AWS_AUTH: KeyAuth = { header: 'authorization', scheme: 'aws' };
+
+/** The provider's auth: google and aws take no key; a key scheme applies only when the provider has a key. */
+function authOf(scheme: AuthScheme | 'google', hasKey: boolean): KeyAuth | null {
+  if (scheme === 'google') return GOOGLE_AUTH;
+  if (scheme === 'aws') return AWS_AUTH;
+  return hasKey ? keyAuth(scheme) : null;
+}
+
 /** The variables the AWS SDKs read; a provider's aws_credentials_env names others. */
 export const DEFAULT_AWS_CREDENTIALS_ENV: AwsCredentialsEnv = { accessKeyId: 'AWS_ACCESS_KEY_ID', secretAccessKey: 'AWS_SECRET_ACCESS_KEY', sessionToken: 'AWS_SESSION_TOKEN' };
 /** Bedrock Runtime's signing name (its host says bedrock-runtime; the credential scope says bedrock). */
 const BEDROCK_SIGNING_SERVICE = 'bedrock';
 
-/** Token auth (google, aws) needs no key; a key scheme applies only where a key is configured. */
-function resolveAuth(entry: ProviderEntry, dialectAuth: AuthScheme): KeyAuth | null {
-  const scheme = entry.auth ?? dialectAuth;
-  if (scheme === 'google') return GOOGLE_AUTH;
-  if (scheme === 'aws') return AWS_AUTH;
-  return entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env) ? keyAuth(scheme) : null;
-}
-
-/** A provider with auth: aws: its signing region and the variables of its keys (the build checked the region is there). */
+/** A provider with auth: aws: the service it signs for and the variables of its keys (it signs for its region). */
 function awsSigning(entry: ProviderEntry, dialectAuth: AuthScheme): Pick<ProviderTable, 'awsSigning'> {
   if ((entry.auth ?? dialectAuth) !== 'aws') return {};
   const named = entry.aws_credentials_env;
   const credentialsEnv = named ? { accessKeyId: named.access_key_id, secretAccessKey: named.secret_access_key, sessionToken: named.session_token ?? '' } : DEFAULT_AWS_CREDENTIALS_ENV;
-  return { awsSigning: { region: entry.region ?? '', service: BEDROCK_SIGNING_SERVICE, credentialsEnv, defaultChain: !named } };
+  return { awsSigning: { service: BEDROCK_SIGNING_SERVICE, credentialsEnv, defaultChain: !named } };
 }
 
 /** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */
@@ -122,7 +123,7 @@ function geminiThinking(entry: ModelEntry | null, dialect: string | undefined): 
   return {};
 }
 
-function keyAuth(scheme: Exclude<AuthScheme, 'google' | 'aws'>): KeyAuth {
+function keyAuth(scheme: Exclude<AuthScheme, 'aws'>): KeyAuth {
   return scheme === 'bearer' ? { header: 'authorization', scheme: 'bearer' } : { header: scheme.header.toLowerCase(), scheme: 'raw' };
 }
 

@@ -70,6 +70,7 @@ const PATTERN_HINTS: Record<string, string> = {
   '^[a-z][a-z0-9_]*$': 'is not a code (lower-case letters, digits and _, starting with a letter)',
   '^[\\t\\x20-\\x7e]*$': 'is not a valid header value (printable ASCII only)',
   '^[^\\s]+$': 'must not contain white space',
+  '^[a-z]{2}(-[a-z]+)+-\\d+$': 'is not an AWS region (like us-east-1, eu-central-1 or us-gov-west-1)',
   '^sha256:[0-9a-fA-F]{64}$': 'is not a key digest: sha256: and 64 hex characters (`npm run key -- NAME` prints one)',
 };
 

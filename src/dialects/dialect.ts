@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletionRequest } from '../generated/types/chat-completion-request.js';
 import type { Usage } from '../generated/types/usage.js';
 import type { ProviderErrorDetails } from '../wire/provider-error.js';
@@ -5,7 +6,10 @@ import type { ModelTable, ReasoningMode, ThinkingBudget } from '../generated/typ
 import type { SseMessage } from '../wire/sse-parser.js';
 import type { StreamHoldings } from './stream-budget.js';
 
-/** How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own; `aws`: no key, an AWS Signature Version 4 per call. */
+/**
+ * How a provider's key is sent: `Authorization: Bearer <key>`, or the raw key under a header of its own; or,
+ * with no key, `aws`: each request signed with AWS Signature Version 4 (src/routing/auth/).
+ */
 export type AuthScheme = 'bearer' | 'aws' | { readonly header: string };
 
 /** What a provider of a dialect sends unless its routes.yaml entry says otherwise. Plain data: the routes compiler applies it. */
@@ -157,10 +161,15 @@ export interface Dialect {
   buildRequest(call: OutgoingCall): OutgoingRequest;
   /** Reads a 2xx body; undefined when it is not a usable answer (the engine answers 502). */
   readResponse(text: string, routingModel: string): TranslatedResponse | undefined;
-  /** Reads a non-2xx body for the provider's own message and code; never throws. */
-  readError(text: string): ProviderErrorDetails;
+  /** Reads a non-2xx answer (its body, and its headers where a provider puts its code there) for the provider's own message and code; never throws. */
+  readError(text: string, headers: IncomingHttpHeaders): ProviderErrorDetails;
   /** A reader for one streamed answer: its framing and its translation. */
   createStreamReader(context: StreamReaderContext): StreamReader;
+  /**
+   * The media type of this dialect's streamed answers (lower case, no parameters); absent: `text/event-stream`.
+   * A 2xx answer to a streamed request of another type is invalid_upstream_response.
+   */
+  readonly streamContentType?: string;
   /** The inbound wire formats this dialect takes as the caller sent them for this route's model; undefined for a format it does not. */
   native?(format: NativeFormat, route: NativeRoute): NativeDialect | undefined;
 }

@@ -97,9 +97,9 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
     record.upstreamHeadersMs = round(performance.now() - sentAt);
     if (reply.status < 200 || reply.status >= 300) throw await readProviderError(provider, reply, request.errors);
     if (record.stream) {
-      if (!isEventStream(reply)) {
+      if (!isEventStream(reply, provider.dialect.streamContentType)) {
         reply.body.destroy();
-        throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered a streamed request with ${String(reply.headers['content-type']).slice(0, 60)}, not an event stream.`, {
+        throw gatewayError('invalid_upstream_response', `The provider "${provider.id}" answered a streamed request with ${String(reply.headers['content-type']).slice(0, 60)}, not ${provider.dialect.streamContentType ?? 'an event stream'}.`, {
           provider: provider.id,
           providerStatus: reply.status,
         });
@@ -216,7 +216,7 @@ async function readProviderError(provider: RuntimeProvider, reply: UpstreamReply
     // A body that breaks off still leaves the status, which is what the mapping needs.
   }
   const rule = findErrorRule(provider.table.errors, errors, reply.status);
-  return providerError(provider.id, reply.status, reply.headers, provider.dialect.readError(text), rule);
+  return providerError(provider.id, reply.status, reply.headers, provider.dialect.readError(text, reply.headers), rule);
 }
 
 /** The whole 2xx body as text; undefined when it is too large or not UTF-8. */

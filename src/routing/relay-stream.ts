@@ -61,10 +61,12 @@ export interface RelayOptions {
   readonly onDescribed?: (described: AnswerDescription) => void;
 }
 
-/** The provider's 200 answer must be an event stream before the gateway commits to one. */
-export function isEventStream(reply: UpstreamReply): boolean {
+/** The provider's 200 answer must be a stream of its dialect's type (`text/event-stream` unless it says) before the gateway commits to one. */
+export function isEventStream(reply: UpstreamReply, mediaType = 'text/event-stream'): boolean {
   const type = reply.headers['content-type'];
-  return type === undefined || /^text\/event-stream\b/i.test(type);
+  if (type === undefined) return true;
+  const lower = type.toLowerCase();
+  return lower.startsWith(mediaType) && !/[a-z0-9.+-]/.test(lower.charAt(mediaType.length));
 }
 
 /**

@@ -81,7 +81,7 @@ function awsChainLog(log: OperationalLog, providers: readonly string[]): AuthSta
  * An auth: aws provider on the default chain: not configured (no endpoint ready, 500 provider_not_configured naming
  * the variables) while the chain finds no source at all; otherwise its calls are signed with what the chain holds.
  */
-function chainedProvider(provider: RuntimeProvider, signing: AwsSigning, chain: AwsChainSource): RuntimeProvider {
+function chainedProvider(provider: RuntimeProvider, region: string, signing: AwsSigning, chain: AwsChainSource): RuntimeProvider {
   const { endpoints } = provider;
   return {
     ...provider,
@@ -92,7 +92,7 @@ function chainedProvider(provider: RuntimeProvider, signing: AwsSigning, chain: 
       return chain.unconfigured ? `${signing.credentialsEnv.accessKeyId}, ${signing.credentialsEnv.secretAccessKey}` : null;
     },
     redact: both(provider.redact, chain.redact),
-    aws: { region: signing.region, service: signing.service, current: chain.current },
+    aws: { region, service: signing.service, current: chain.current },
   };
 }
 
@@ -144,7 +144,8 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);
     const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
     const provider = { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null, aws: null };
-    byId.set(table.id, awsKeys?.kind === 'static' ? { ...provider, aws: { ...table.awsSigning!, current: () => awsKeys.credentials } } : awsKeys?.kind === 'chain' ? chainedProvider(provider, table.awsSigning!, chain!) : provider);
+    const region = table.region ?? '';
+    byId.set(table.id, awsKeys?.kind === 'static' ? { ...provider, aws: { region, service: table.awsSigning!.service, current: () => awsKeys.credentials } } : awsKeys?.kind === 'chain' ? chainedProvider(provider, region, table.awsSigning!, chain!) : provider);
   }
   if (unkeyed.length > 0) warnings.unshift(unkeyedWarning(unkeyed));
   return {

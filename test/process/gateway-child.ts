@@ -13,7 +13,8 @@ const gateway = createGateway(compiled.tables, {
   env: process.env,
   version: '0.0.0-test',
   maxBodyBytes: CONFIG_DEFAULTS.maxBodyBytes,
-  maxUpstreamBodyBytes: CONFIG_DEFAULTS.maxUpstreamBodyBytes,
+  // The test's own bound when it sets one (a hostile provider against a small limit).
+  maxUpstreamBodyBytes: Number(process.env['MAX_UPSTREAM_BODY_BYTES'] ?? CONFIG_DEFAULTS.maxUpstreamBodyBytes),
   callerKeys: [],
   logger: pino({ level: 'info' }),
 });

@@ -120,13 +120,13 @@ t.test('a difference no classifier claims is a behaviour change naming the field
   const { tables } = compiled(everyField);
   const next = structuredClone(tables) as unknown as { models: Record<string, Record<string, unknown>>; providers: Record<string, Record<string, unknown>> } & Record<string, unknown>;
   next.models['alpha/big']!['newKnob'] = 2;
-  next.providers['gem']!['region'] = 'eu';
+  next.providers['gem']!['zone'] = 'eu';
   next['topLevelKnob'] = true;
   const review = reviewChange(tables, next as unknown as RouteTables, (path) => (path[0] === 'models' ? 23 : 1), NOW);
   t.strictSame(review.breaking, []);
   t.strictSame(review.safe, []);
   t.strictSame(review.behaviour, [
-    { severity: 'behaviour', kind: 'field_changed', provider: 'gem', field: 'providers.gem.region', before: null, after: 'eu', line: 1 },
+    { severity: 'behaviour', kind: 'field_changed', provider: 'gem', field: 'providers.gem.zone', before: null, after: 'eu', line: 1 },
     { severity: 'behaviour', kind: 'field_changed', model: 'alpha/big', field: 'models.alpha/big.newKnob', before: null, after: 2, line: 23 },
     { severity: 'behaviour', kind: 'field_changed', field: 'topLevelKnob', before: null, after: true, line: 1 },
   ]);

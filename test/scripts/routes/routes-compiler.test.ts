@@ -348,14 +348,14 @@ t.test('dialect, auth and capabilities resolve into the tables (issue 11)', asyn
 });
 
 t.test('auth: a scheme or a header name, never without a key, never a header the gateway sets (issue 11)', async (t) => {
-  const anyOf = "must be bearer, google or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)";
+  const anyOf = "must be bearer, google, aws or { header: NAME }, NAME a header name (letters, digits and !#$%&'*+.^_`|~-)";
   t.strictSame(problemsOf('auth.yaml'), [
     'routes.yaml:7:16: providers.anthropic.headers.X-Api-Key: conflicts with api_key_env, which sends x-api-key',
     'routes.yaml:12:16: providers.azure.headers.Api-Key: conflicts with api_key_env, which sends api-key',
     'routes.yaml:15:5: providers.keyless.auth: needs api_key_env, the key it sends',
     'routes.yaml:19:21: providers.reserved.auth.header: is set by the gateway and cannot carry the key',
     `routes.yaml:23:11: providers.spaced.auth: ${anyOf}`,
-    'routes.yaml:25:14: providers.wrong.dialect: must be one of "openai", "anthropic", "gemini"',
+    'routes.yaml:25:14: providers.wrong.dialect: must be one of "openai", "anthropic", "gemini", "bedrock"',
     `routes.yaml:28:11: providers.wrong.auth: ${anyOf}`,
   ]);
 });
