@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import t from 'tap';
 import { startGateway } from '../../helpers/gateway.js';
 import { isolateAwsEnv } from '../../helpers/aws-test-env.js';
-import { startMockSts, type StsCredentials } from '../../helpers/mock-sts.js';
+import { startMockSts, type StsCredentials } from './mock-sts.js';
 import { refuseSignature, startSignedRequestServer } from '../../helpers/signed-request-server.js';
 import { checkSigV4 } from '../../helpers/sigv4-verify.js';
 
