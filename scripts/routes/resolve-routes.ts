@@ -1,5 +1,5 @@
 import type { BreakerEntry, EndpointEntry, ErrorRule, ModelEntry, ProviderEntry, RoutesFile } from '../../src/generated/types/routes.js';
-import type { AwsCredentialsEnv, BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
+import type { BreakerTable, EndpointTable, ErrorRuleSet, KeyAuth, ModelTable, ProviderTable, ResolvedErrorRule, RouteTables } from '../../src/generated/types/route-tables.js';
 import { DIALECT_DEFAULTS, type AuthScheme } from '../../src/dialects/dialect-defaults.js';
 import { resolveCallers, resolvePrice } from './callers.js';
 
@@ -93,8 +93,6 @@ function authOf(scheme: AuthScheme | 'google', hasKey: boolean): KeyAuth | null 
   return hasKey ? keyAuth(scheme) : null;
 }
 
-/** The variables the AWS SDKs read; a provider's aws_credentials_env names others. */
-export const DEFAULT_AWS_CREDENTIALS_ENV: AwsCredentialsEnv = { accessKeyId: 'AWS_ACCESS_KEY_ID', secretAccessKey: 'AWS_SECRET_ACCESS_KEY', sessionToken: 'AWS_SESSION_TOKEN' };
 /** Bedrock Runtime's signing name (its host says bedrock-runtime; the credential scope says bedrock). */
 const BEDROCK_SIGNING_SERVICE = 'bedrock';
 
@@ -102,8 +100,8 @@ const BEDROCK_SIGNING_SERVICE = 'bedrock';
 function awsSigning(entry: ProviderEntry, dialectAuth: AuthScheme): Pick<ProviderTable, 'awsSigning'> {
   if ((entry.auth ?? dialectAuth) !== 'aws') return {};
   const named = entry.aws_credentials_env;
-  const credentialsEnv = named ? { accessKeyId: named.access_key_id, secretAccessKey: named.secret_access_key, sessionToken: named.session_token ?? '' } : DEFAULT_AWS_CREDENTIALS_ENV;
-  return { awsSigning: { service: BEDROCK_SIGNING_SERVICE, credentialsEnv, defaultChain: !named } };
+  const credentialsEnv = named ? { accessKeyId: named.access_key_id, secretAccessKey: named.secret_access_key, sessionToken: named.session_token ?? '' } : null;
+  return { awsSigning: { service: BEDROCK_SIGNING_SERVICE, credentialsEnv } };
 }
 
 /** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */

@@ -9,7 +9,7 @@ import { EndpointBreaker } from './circuit-breaker.js';
 import { SOCKET_HIGH_WATER_MARK } from '../wire/high-water-mark.js';
 import { googleTokenSource, type AuthStateLog, type GoogleTokenSource } from './auth/google.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from '../observe/redact-secrets.js';
-import { awsDefaultChain, awsKeysFromEnv, isNoSourceError, type AwsChainSource } from './auth/aws-credentials.js';
+import { awsDefaultChain, awsKeysFromEnv, DEFAULT_AWS_KEY_NAMES, isNoSourceError, type AwsChainSource } from './auth/aws-credentials.js';
 import type { AwsCallSigning } from './auth/aws-call.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
@@ -70,7 +70,7 @@ function awsChainLog(log: OperationalLog, providers: readonly string[]): AuthSta
   return (state, reason, error) => {
     if (state === 'ok') return log('info', 'auth: aws: credentials obtained from the AWS default credential chain');
     if (isNoSourceError(error)) {
-      const named = providers.map((id) => `${id} (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)`).join(', ');
+      const named = providers.map((id) => `${id} (${DEFAULT_AWS_KEY_NAMES})`).join(', ');
       return log('warn', `not configured, no AWS credentials: ${named}: unset, and the AWS default credential chain found none (profile, web identity, container, instance metadata); their models answer 500 provider_not_configured`);
     }
     log('warn', `auth: aws: no credentials from the AWS default credential chain (${reason}); its providers answer 503 provider_auth_failed`);
@@ -89,7 +89,7 @@ function chainedProvider(provider: RuntimeProvider, region: string, signing: Aws
       return chain.unconfigured ? [] : endpoints;
     },
     get missingKeyEnv() {
-      return chain.unconfigured ? `${signing.credentialsEnv.accessKeyId}, ${signing.credentialsEnv.secretAccessKey}` : null;
+      return chain.unconfigured ? DEFAULT_AWS_KEY_NAMES : null;
     },
     redact: both(provider.redact, chain.redact),
     aws: { region, service: signing.service, current: chain.current },
@@ -119,7 +119,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   // One default AWS credential chain for every auth: aws provider without keys of its own: the process's role.
   const chained = Object.values(tables.providers).filter((table) => table?.awsSigning && awsKeysFromEnv(table.awsSigning, env).kind === 'chain').map((table) => table!.id);
   const chain = chained.length > 0 ? awsDefaultChain(awsChainLog(log, chained)) : null;
-  if (chain) log('info', `auth: aws: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are unset; ${chained.join(', ')} sign with the AWS default credential chain`);
+  if (chain) log('info', `auth: aws: ${DEFAULT_AWS_KEY_NAMES} unset; ${chained.join(', ')} sign with the AWS default credential chain`);
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
     const providerKeys: string[] = [];

@@ -25,6 +25,9 @@ export type AwsKeys =
   /** Named variables unset (or a default pair half set): the provider is not configured. */
   | { readonly kind: 'missing'; readonly names: readonly string[] };
 
+/** The variables the AWS SDKs read: an `auth: aws` provider's keys unless its aws_credentials_env names others. */
+export const DEFAULT_AWS_KEY_NAMES = 'AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY';
+
 /**
  * The provider's keys from the environment at start-up: the access key id and secret (and the session token, when
  * set) of its variables (aws_credentials_env, else AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN).
@@ -32,13 +35,16 @@ export type AwsKeys =
  * (a half-set pair is a mistake, and signing as another identity found elsewhere would hide it).
  */
 export function awsKeysFromEnv(signing: AwsSigning, env: Readonly<Record<string, string | undefined>>): AwsKeys {
-  const names = signing.credentialsEnv;
-  const accessKeyId = env[names.accessKeyId];
-  const secretAccessKey = env[names.secretAccessKey];
-  const sessionToken = names.sessionToken ? env[names.sessionToken] : undefined;
+  const named = signing.credentialsEnv;
+  const keys = named
+    ? { accessKeyId: env[named.accessKeyId], secretAccessKey: env[named.secretAccessKey], sessionToken: named.sessionToken ? env[named.sessionToken] : undefined }
+    : { accessKeyId: env['AWS_ACCESS_KEY_ID'], secretAccessKey: env['AWS_SECRET_ACCESS_KEY'], sessionToken: env['AWS_SESSION_TOKEN'] };
+  const { accessKeyId, secretAccessKey, sessionToken } = keys;
   if (accessKeyId && secretAccessKey) return { kind: 'static', credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } };
-  if (signing.defaultChain && !accessKeyId && !secretAccessKey) return { kind: 'chain' };
-  return { kind: 'missing', names: [names.accessKeyId, names.secretAccessKey].filter((name) => !env[name]) };
+  if (!named && !accessKeyId && !secretAccessKey) return { kind: 'chain' };
+  const [idName, secretName] = named ? [named.accessKeyId, named.secretAccessKey] : DEFAULT_AWS_KEY_NAMES.split(', ');
+  const unset = [accessKeyId ? undefined : idName, secretAccessKey ? undefined : secretName];
+  return { kind: 'missing', names: unset.filter((name) => name !== undefined) };
 }
 
 /** Credentials from the AWS SDK's default Node chain, held and refreshed ahead of expiry. */

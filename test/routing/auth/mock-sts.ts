@@ -26,14 +26,15 @@ export interface MockSts {
 
 /**
  * A loopback STS for the web-identity flow (EKS IRSA): AssumeRoleWithWebIdentity in the AWS query protocol (a form
- * POST, an XML answer), as the AWS SDK's STS client speaks it. `issue(n)` gives the n-th call's credentials (from 0).
+ * POST, an XML answer), as the AWS SDK's STS client speaks it. `issue(n)` gives the n-th call's credentials (from 0),
+ * once `gate(n)` settles (a slow STS).
  */
-export async function startMockSts(issue: (n: number) => StsCredentials): Promise<MockSts> {
+export async function startMockSts(issue: (n: number) => StsCredentials, gate: (n: number) => Promise<void> = async () => {}): Promise<MockSts> {
   const calls: StsCall[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       calls.push({ at: Date.now(), action: form.get('Action'), roleArn: form.get('RoleArn'), webIdentityToken: form.get('WebIdentityToken'), roleSessionName: form.get('RoleSessionName') });
       if (form.get('Action') !== 'AssumeRoleWithWebIdentity') {
@@ -41,7 +42,9 @@ export async function startMockSts(issue: (n: number) => StsCredentials): Promis
         res.end('<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>unknown action</Message></Error><RequestId>r</RequestId></ErrorResponse>');
         return;
       }
-      const credentials = issue(calls.length - 1);
+      const n = calls.length - 1;
+      await gate(n);
+      const credentials = issue(n);
       res.writeHead(200, { 'content-type': 'text/xml' });
       res.end(`<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
   <AssumeRoleWithWebIdentityResult>
