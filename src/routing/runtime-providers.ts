@@ -3,14 +3,15 @@ import { Agent as HttpsAgent } from 'node:https';
 import got, { type Got } from 'got';
 import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
-import type { AwsSigning, EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
+import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
 import { baseUrlProblem } from './base-url-rules.js';
 import { EndpointBreaker } from './circuit-breaker.js';
 import { SOCKET_HIGH_WATER_MARK } from '../wire/high-water-mark.js';
 import { googleTokenSource, type AuthStateLog, type GoogleTokenSource } from './auth/google.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from '../observe/redact-secrets.js';
-import { awsDefaultChain, awsKeysFromEnv, DEFAULT_AWS_KEY_NAMES, isNoSourceError, type AwsChainSource } from './auth/aws-credentials.js';
+import { awsDefaultChain, awsKeysFromEnv, DEFAULT_AWS_KEY_NAMES, isNoSourceError, type AwsChainSource, type AwsKeys } from './auth/aws-credentials.js';
 import type { AwsCallSigning } from './auth/aws-call.js';
+import { loadAwsSigner } from './auth/aws-sigv4.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
 export interface RuntimeEndpoint {
@@ -53,7 +54,7 @@ export interface RuntimeProviders {
   readonly redact: Redact;
   /** Closes the keep-alive sockets to every provider and stops refreshing tokens. */
   close(): void;
-  /** Settles once every token source fetched (or failed to fetch) its first token. */
+  /** Settles once every token source (and the AWS default credential chain) fetched, or failed to fetch, its first credential. */
   readonly tokensReady: Promise<void>;
 }
 
@@ -78,10 +79,15 @@ function awsChainLog(log: OperationalLog, providers: readonly string[]): AuthSta
 }
 
 /**
- * An auth: aws provider on the default chain: not configured (no endpoint ready, 500 provider_not_configured naming
- * the variables) while the chain finds no source at all; otherwise its calls are signed with what the chain holds.
+ * An auth: aws provider: signed with its own keys; or, on the default chain, not configured (no endpoint ready, 500
+ * provider_not_configured naming the variables) while the chain finds no source at all, else signed with what the
+ * chain holds. With keys missing it stays as built: not configured.
  */
-function chainedProvider(provider: RuntimeProvider, region: string, signing: AwsSigning, chain: AwsChainSource): RuntimeProvider {
+function signedProvider(provider: RuntimeProvider, table: ProviderTable, keys: AwsKeys, chain: AwsChainSource | null): RuntimeProvider {
+  const signing = table.awsSigning!;
+  const region = table.region ?? '';
+  if (keys.kind === 'static') return { ...provider, aws: { region, service: signing.service, current: () => keys.credentials } };
+  if (keys.kind === 'missing' || !chain) return provider;
   const { endpoints } = provider;
   return {
     ...provider,
@@ -119,6 +125,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   // One default AWS credential chain for every auth: aws provider without keys of its own: the process's role.
   const chained = Object.values(tables.providers).filter((table) => table?.awsSigning && awsKeysFromEnv(table.awsSigning, env).kind === 'chain').map((table) => table!.id);
   const chain = chained.length > 0 ? awsDefaultChain(awsChainLog(log, chained)) : null;
+  if (Object.values(tables.providers).some((table) => table?.awsSigning)) void loadAwsSigner();
   if (chain) log('info', `auth: aws: ${DEFAULT_AWS_KEY_NAMES} unset; ${chained.join(', ')} sign with the AWS default credential chain`);
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
@@ -144,8 +151,7 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);
     const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
     const provider = { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null, aws: null };
-    const region = table.region ?? '';
-    byId.set(table.id, awsKeys?.kind === 'static' ? { ...provider, aws: { region, service: table.awsSigning!.service, current: () => awsKeys.credentials } } : awsKeys?.kind === 'chain' ? chainedProvider(provider, region, table.awsSigning!, chain!) : provider);
+    byId.set(table.id, awsKeys ? signedProvider(provider, table, awsKeys, chain) : provider);
   }
   if (unkeyed.length > 0) warnings.unshift(unkeyedWarning(unkeyed));
   return {

@@ -1,5 +1,3 @@
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
 
 /** One identity: permanent keys, or temporary ones with their session token. */
 export interface AwsCredentials {
@@ -24,8 +22,25 @@ export interface AwsSigningInput {
   readonly date?: Date;
 }
 
+interface LoadedSigner {
+  readonly SignatureV4: typeof import('@smithy/signature-v4').SignatureV4;
+  readonly sha256: ReturnType<typeof sha256Of>;
+}
+let signer: Promise<LoadedSigner> | undefined;
+
+/**
+ * Loads the signer (~150 ms of module loading): at start-up when a provider signs (so no request waits for it), never
+ * for a gateway without one.
+ */
+export function loadAwsSigner(): Promise<LoadedSigner> {
+  signer ??= Promise.all([import('@smithy/signature-v4'), import('@smithy/hash-node')]).then(([{ SignatureV4 }, { Hash }]) => ({ SignatureV4, sha256: sha256Of(Hash) }));
+  return signer;
+}
+
 /** The node:crypto sha256 the AWS SDK itself plugs into the signer on Node. */
-const SHA256 = Hash.bind(null, 'sha256');
+function sha256Of(Hash: typeof import('@smithy/hash-node').Hash) {
+  return Hash.bind(null, 'sha256');
+}
 
 /**
  * The headers that sign one POST with AWS Signature Version 4, as the official SDK signs (its own signer,
@@ -43,8 +58,8 @@ export async function awsSignatureHeaders(input: AwsSigningInput): Promise<Recor
   if (url.search !== '') throw new Error('a signed Bedrock call has no query string');
   const { accessKeyId, secretAccessKey, sessionToken } = input.credentials;
   const credentials = sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
-  const signer = new SignatureV4({ service: input.service, region: input.region, credentials, sha256: SHA256, uriEscapePath: true, applyChecksum: true });
-  const signed = await signer.sign(
+  const { SignatureV4, sha256 } = await loadAwsSigner();
+  const signed = await new SignatureV4({ service: input.service, region: input.region, credentials, sha256, uriEscapePath: true, applyChecksum: true }).sign(
     {
       method: 'POST',
       protocol: url.protocol,
