@@ -1,3 +1,4 @@
+import { APIError } from 'openai';
 import t from 'tap';
 import { bedrockGateway } from '../helpers/bedrock-gateway.js';
 import { textAnswer, textEvents } from '../helpers/mock-bedrock.js';
@@ -166,4 +167,24 @@ t.test('reasoning: thinking asked for by reasoning_effort, the signature back by
   t.equal(message['reasoning_content'], 'Again.');
   t.same(message['thinking_blocks'], [{ type: 'thinking', thinking: 'Again.', signature: 'sig2' }, { type: 'redacted_thinking', data: 'cmVkYWN0ZWQ=' }]);
   t.strictSame(mock.violations, []);
+});
+
+t.test("a field Converse cannot express: the client's APIError 400 naming it, nothing sent", async (t) => {
+  const { mock, client } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }));
+  const error = await client.chat.completions.create({ model: 'brk/nova', messages: [{ role: 'user', content: 'Hi' }], logprobs: true }).catch((caught: unknown) => caught);
+  t.type(error, APIError);
+  t.equal((error as APIError).status, 400);
+  t.match((error as APIError).error, { param: 'logprobs', code: 'unsupported_parameter' });
+  t.equal(mock.calls.length, 0);
+});
+
+t.test('usage the caller did not ask for is still counted: the log line of a stream without include_usage, and of a whole answer', async (t) => {
+  const { gateway, client } = await bedrockGateway(t, (call) =>
+    call.stream ? { events: textEvents(['a', 'b'], { inputTokens: 30, outputTokens: 7, totalTokens: 45, cacheReadInputTokens: 8 }), pieceSize: 16 } : { json: textAnswer('c', { inputTokens: 3, outputTokens: 2, totalTokens: 5 }) },
+  );
+  const stream = await client.chat.completions.create({ model: 'brk/nova', messages: [{ role: 'user', content: 'Hi' }], stream: true }, { headers: { 'x-request-id': 'brk-stream-usage' } });
+  for await (const chunk of stream) t.equal(chunk.usage ?? undefined, undefined, 'no usage chunk when not asked');
+  t.match(await gateway.requestLog('brk-stream-usage'), { prompt_tokens: 38, completion_tokens: 7, cached_tokens: 8, usage_estimated: false, gateway_code: null });
+  await client.chat.completions.create({ model: 'brk/nova', messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'x-request-id': 'brk-whole-usage' } });
+  t.match(await gateway.requestLog('brk-whole-usage'), { prompt_tokens: 3, completion_tokens: 2, usage_estimated: false });
 });

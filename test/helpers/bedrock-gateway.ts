@@ -29,6 +29,7 @@ providers:
     api_key_env: MOCK_API_KEY
 models:
   backup/gpt-4.1: { fallback: [brk/sonnet] }
+  brk/arn: { upstream_model: "arn:aws:bedrock:us-west-2:123456789012:application-inference-profile/a1b2c3" }
   brk/nova: { upstream_model: amazon.nova-pro-v1:0, max_output_tokens: 5000 }
   brk/sonnet: { upstream_model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", max_output_tokens: 64000, reasoning: budget, fallback: [backup/gpt-4.1] }
 errors:

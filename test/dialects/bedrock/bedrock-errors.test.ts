@@ -106,3 +106,41 @@ t.test('an exception after the first content: the in-stream error event with its
   const last = JSON.parse(text.trim().split('\n\n').at(-1)!.replace(/^data: /, '')) as { error: Record<string, unknown> };
   t.match(last.error, { gateway_code: 'provider_stream_error', provider: 'brk', provider_code: 'modelStreamErrorException', message: 'The model stream broke.' });
 });
+
+t.test("the mock's verify hook (for signatures) sees the exact path and body bytes, and its refusal is AWS's 403", async (t) => {
+  const seen: { url: string | undefined; body: string }[] = [];
+  const { client, mock } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }), {
+    mock: {
+      verify(req, bodyBytes) {
+        seen.push({ url: req.url, body: bodyBytes.toString() });
+        return 'The request signature we calculated does not match the signature you provided.';
+      },
+    },
+  });
+  const error = await failure(client.chat.completions.create(ask));
+  t.equal(error.status, 502);
+  t.match(error.error, { provider_status: 403, provider_code: 'InvalidSignatureException', message: /signature we calculated does not match/, gateway_code: 'provider_auth_failed' });
+  t.same(seen, [{ url: '/model/amazon.nova-pro-v1%3A0/converse', body: mock.calls[0]!.bodyBytes.toString() }]);
+});
+
+t.test('auth: bearer with its api_key_env unset behaves as today: 500 provider_not_configured naming it, nothing sent', async (t) => {
+  const { client, mock, gateway } = await bedrockGateway(t, () => ({ json: textAnswer('unused') }), { env: { MOCK_API_KEY: '' } });
+  const error = await failure(client.chat.completions.create(ask));
+  t.equal(error.status, 500);
+  t.match(error.error, { gateway_code: 'provider_not_configured', provider: 'brk', message: /MOCK_API_KEY/ });
+  t.equal(error.headers?.get('x-should-retry'), 'false');
+  t.equal(mock.calls.length, 0);
+  t.match(gateway.warnings.join('\n'), /brk \(MOCK_API_KEY\)/);
+});
+
+t.test('a Bedrock API key the provider quotes back is [redacted] in the error and in the stream', async (t) => {
+  const { PROVIDER_KEY } = await import('../../helpers/gateway.js');
+  const { client, gateway } = await bedrockGateway(t, (call) =>
+    call.stream ? { events: textEvents([`key ${PROVIDER_KEY} echoed`]) } : { status: 400, errorType: 'ValidationException', json: { message: `Bad key ${PROVIDER_KEY}` } },
+  );
+  const error = await failure(client.chat.completions.create(ask));
+  t.match(error.error, { message: 'Bad key [redacted]' });
+  const text = await (await gateway.post({ ...ask, stream: true })).text();
+  t.match(text, /key \[redacted\] echoed/);
+  t.notMatch(text, PROVIDER_KEY);
+});

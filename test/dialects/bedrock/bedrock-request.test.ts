@@ -50,6 +50,13 @@ t.test('system and developer → system in order; same-role turns merged; empty 
   t.same(call.body['inferenceConfig'], { maxTokens: 5000 }, "absent max_tokens: the model's max_output_tokens");
 });
 
+t.test('an ARN is one path segment: its colons and slash percent-encoded', async (t) => {
+  const call = await sent({ model: 'brk/arn', messages: [user('x')] });
+  t.equal(call.rawPath, '/model/arn%3Aaws%3Abedrock%3Aus-west-2%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3/converse');
+  t.equal(call.modelId, 'arn:aws:bedrock:us-west-2:123456789012:application-inference-profile/a1b2c3');
+  t.equal(call.body['inferenceConfig'], undefined, 'no max_output_tokens, no max_tokens: no maxTokens');
+});
+
 t.test('an http(s) image or another media type: 400 naming the part, never fetched', async (t) => {
   const web = await refused({ model: 'brk/nova', messages: [user([{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }])] });
   t.equal(web.status, 400);

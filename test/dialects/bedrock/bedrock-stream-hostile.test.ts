@@ -14,7 +14,7 @@ const head = bytesOf(events.slice(0, 2));
 
 function corrupt(message: Buffer, at: number): Buffer {
   const copy = Buffer.from(message);
-  copy[at] ^= 0xff;
+  copy[at] = copy[at]! ^ 0xff;
   return copy;
 }
 

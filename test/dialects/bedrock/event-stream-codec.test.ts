@@ -68,10 +68,13 @@ t.test("the gateway's decoder reads the SDK codec's messages (every header type)
 
 t.test('a broken prelude CRC, a broken message CRC and lengths that do not fit are refused; an oversized message when its prelude is read', async (t) => {
   const good = eventMessage('messageStop', { stopReason: 'end_turn' });
-  const preludeBad = Buffer.from(good);
-  preludeBad[9] ^= 1;
-  const bodyBad = Buffer.from(good);
-  bodyBad[bodyBad.length - 10] ^= 1;
+  const flipped = (at: number) => {
+    const copy = Buffer.from(good);
+    copy[at] = copy[at]! ^ 1;
+    return copy;
+  };
+  const preludeBad = flipped(9);
+  const bodyBad = flipped(good.length - 10);
   const decoder = (bytes: Buffer, max = 1 << 20) => {
     const d = new EventStreamDecoder(max, 'brk');
     d.push(bytes);
