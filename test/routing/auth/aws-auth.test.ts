@@ -113,3 +113,19 @@ t.test('the provider region signs: one AWS does not expect is refused (403, thro
   t.equal(mock.calls.length, 1);
   t.match(verdict(mock.calls[0]!, [TEST_AWS_KEYS]).refused, /signed for region eu-central-1/);
 });
+
+t.test('an error that quotes the session token or the secret: [redacted] in the envelope, and in no log line', async (t) => {
+  const env = { AWS_ACCESS_KEY_ID: TEST_AWS_SESSION.accessKeyId, AWS_SECRET_ACCESS_KEY: TEST_AWS_SESSION.secretAccessKey, AWS_SESSION_TOKEN: TEST_AWS_SESSION.sessionToken };
+  const mock = await startMockBedrock(() => ({ status: 400, errorType: 'ValidationException', json: { message: `token ${TEST_AWS_SESSION.sessionToken} secret ${TEST_AWS_SESSION.secretAccessKey}` } }), {
+    verify: sigV4Verifier({ region: 'us-west-2', service: 'bedrock', credentials: [TEST_AWS_SESSION] }),
+  });
+  const gateway = await startGateway({ routes: routes(''), env: { BRK_BASE_URL: mock.origin, ...env } });
+  t.teardown(() => Promise.all([gateway.close(), mock.close()]));
+  const response = await gateway.post({ model: 'brk/model', messages: [{ role: 'user', content: 'hi' }] });
+  const text = await response.text();
+  t.equal(response.status, 502);
+  t.match(text, /token \[redacted\] secret \[redacted\]/);
+  t.notOk(text.includes(TEST_AWS_SESSION.sessionToken) || text.includes(TEST_AWS_SESSION.secretAccessKey));
+  await gateway.logged(() => gateway.requestLogs()[0]);
+  t.notOk(gateway.logLines.some((line) => line.includes(TEST_AWS_SESSION.sessionToken) || line.includes(TEST_AWS_SESSION.secretAccessKey)));
+});
