@@ -129,3 +129,24 @@ t.test('an error that quotes the session token or the secret: [redacted] in the 
   await gateway.logged(() => gateway.requestLogs()[0]);
   t.notOk(gateway.logLines.some((line) => line.includes(TEST_AWS_SESSION.sessionToken) || line.includes(TEST_AWS_SESSION.secretAccessKey)));
 });
+
+t.test('failover between two endpoints: each attempt signed anew for the host it goes to, with the provider region', async (t) => {
+  const verify = sigV4Verifier({ region: 'us-west-2', service: 'bedrock', credentials: [TEST_AWS_KEYS] });
+  const busy = await startMockBedrock(() => ({ status: 503, errorType: 'ServiceUnavailableException', json: { message: 'busy' } }), { verify });
+  const ready = await startMockBedrock(() => ({ json: textAnswer('from b') }), { verify });
+  const endpoints = `    endpoints:
+      - { name: a, base_url: https://bedrock-runtime.us-west-2.amazonaws.com, base_url_env: A_URL }
+      - { name: b, base_url: https://bedrock-runtime.us-east-1.amazonaws.com, base_url_env: B_URL }`;
+  const yaml = routes(endpoints).replace('    base_url_env: BRK_BASE_URL\n', '');
+  const gateway = await startGateway({ routes: yaml, env: { A_URL: busy.origin, B_URL: ready.origin, AWS_ACCESS_KEY_ID: TEST_AWS_KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY: TEST_AWS_KEYS.secretAccessKey } });
+  t.teardown(() => Promise.all([gateway.close(), busy.close(), ready.close()]));
+  const client = new OpenAI({ baseURL: `${gateway.origin}/v1`, apiKey: 'sk-caller', maxRetries: 0 });
+  // The endpoint is chosen by weight at random: ask until a request has met the busy one first (bounded).
+  for (let i = 0; i < 30 && busy.calls.length === 0; i++) t.equal((await ask(client)).choices[0]!.message.content, 'from b');
+  t.ok(busy.calls.length >= 1, 'the busy endpoint was tried, and its request failed over to the other');
+  for (const call of [...busy.calls, ...ready.calls]) {
+    const checked = verdict(call, [TEST_AWS_KEYS]);
+    t.equal(checked.refused, undefined, 'accepted where it arrived');
+    t.match(checked.canonicalRequest, new RegExp(`\\nhost:${call.headers['host']!.replace(/\./g, '\\.')}\\n`));
+  }
+});
