@@ -98,7 +98,7 @@ t.test(`no folder holds more than ${MAX_FILES_PER_FOLDER} files`, async (t) => {
 // for the tests that run whole gateway processes, test/clients/ for those whose subject is a real SDK client,
 // test/docs/ and test/deploy/ for the repository's other parts; helpers beside the tests they serve.
 const SPECIAL = ['process', 'clients', 'docs', 'deploy'];
-const SDKS = ['openai', '@anthropic-ai/sdk', '@google/genai', 'ai', '@ai-sdk/openai'];
+const SDKS = ['openai', '@anthropic-ai/sdk', '@google/genai', 'ai', '@ai-sdk/openai', '@aws-sdk/client-bedrock-runtime'];
 /** A gateway process: dist/server.js or test/process/gateway-child.ts, through the helpers that start them. */
 const RUNS_A_GATEWAY_PROCESS = /server-process\.js'|gateway-child\.ts'|cluster-gateway\.mjs'/;
 

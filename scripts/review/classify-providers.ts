@@ -63,6 +63,10 @@ function compareProvider(id: string, before: ProviderTable, after: ProviderTable
     // A signature for another region: refused by an endpoint of the old one.
     changes.push({ severity: 'behaviour', kind: 'key_header_changed', ...common, before: toJson({ ...before.auth, region: before.region }), after: toJson({ ...after.auth, region: after.region }), line: at('region') });
   }
+  if (!dialectChanged && !sameValue(before.awsSigning ?? null, after.awsSigning ?? null)) {
+    // Signed for another region, or with keys from other variables: AWS refuses every call until both sides agree.
+    changes.push({ severity: 'behaviour', kind: 'key_header_changed', ...common, before: toJson(before.awsSigning ?? null), after: toJson(after.awsSigning ?? null), line: at('region') });
+  }
   // Settings changed in the caller's favour (a longer timeout, a more lenient breaker): one safe item.
   const was: { [key: string]: JsonValue } = {};
   const now: { [key: string]: JsonValue } = {};

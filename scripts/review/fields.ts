@@ -29,6 +29,7 @@ const PROVIDER: Fields<ProviderTable, 'providers.*'> = {
   'providers.*.errors': 'error_rule_changed',
   'providers.*.streamUsage': 'stream_usage_changed',
   'providers.*.breaker': 'breaker_stricter, provider_changed',
+  'providers.*.awsSigning': 'key_header_changed (the signing region, or the variables of the AWS keys)',
 };
 const MODEL: Fields<ModelTable, 'models.*'> = {
   'models.*.provider': `${NOT_COMPARED} the prefix of the routing string, which is the key`,

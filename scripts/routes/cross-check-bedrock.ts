@@ -8,7 +8,7 @@ const SIGNED_HEADERS = new Set(['x-amz-date', 'x-amz-security-token', 'x-amz-con
 /**
  * The keys of Amazon Bedrock's dialect: `region` on every bedrock provider and on no other, `auth: aws` (its
  * default) only there and without api_key_env (a Bedrock API key goes with `auth: bearer`), and no static header
- * that the signature sets.
+ * that the signature sets; aws_credentials_env only where it signs.
  */
 export function checkBedrock(id: string, provider: Record<string, unknown>, report: Report): void {
   const bedrock = provider['dialect'] === 'bedrock';
@@ -17,6 +17,7 @@ export function checkBedrock(id: string, provider: Record<string, unknown>, repo
   if (!bedrock && provider['region'] !== undefined) report(['providers', id, 'region'], 'key', 'is for providers of the bedrock dialect');
   if (auth === 'aws' && !bedrock) report(['providers', id, 'auth'], 'value', 'aws signs for Amazon Bedrock: only on a provider of the bedrock dialect');
   const signs = auth === 'aws' || (bedrock && auth === undefined);
+  if (!signs && provider['aws_credentials_env'] !== undefined) report(['providers', id, 'aws_credentials_env'], 'key', 'is for auth: aws only (the AWS keys its signatures are made with)');
   if (!signs || !bedrock) return;
   if (hasKey(provider)) {
     const where = provider['api_key_env'] !== undefined ? ['providers', id, 'api_key_env'] : ['providers', id, 'endpoints'];

@@ -28,6 +28,7 @@ export function resolveRoutes(routes: RoutesFile, sourceSha256: string): RouteTa
       endpoints: resolveEndpoints(entry),
       auth: authOf(entry.auth ?? dialectDefaults.auth, Boolean(entry.api_key_env || entry.endpoints?.some((endpoint) => endpoint.api_key_env))),
       ...(entry.region ? { region: entry.region } : {}),
+      ...awsSigning(entry, dialectDefaults.auth),
       headers: withDefaults(dialectDefaults.headers, entry.headers ?? {}),
       connectTimeoutMs: entry.connect_timeout_ms ?? defaults.connect_timeout_ms ?? DEFAULT_CONNECT_TIMEOUT_MS,
       timeoutMs: entry.timeout_ms ?? defaults.timeout_ms ?? DEFAULT_TIMEOUT_MS,
@@ -91,6 +92,17 @@ function authOf(scheme: AuthScheme | 'google', hasKey: boolean): KeyAuth | null 
   if (scheme === 'google') return GOOGLE_AUTH;
   if (scheme === 'aws') return AWS_AUTH;
   return hasKey ? keyAuth(scheme) : null;
+}
+
+/** Bedrock Runtime's signing name (its host says bedrock-runtime; the credential scope says bedrock). */
+const BEDROCK_SIGNING_SERVICE = 'bedrock';
+
+/** A provider with auth: aws: the service it signs for and the variables of its keys (it signs for its region). */
+function awsSigning(entry: ProviderEntry, dialectAuth: AuthScheme): Pick<ProviderTable, 'awsSigning'> {
+  if ((entry.auth ?? dialectAuth) !== 'aws') return {};
+  const named = entry.aws_credentials_env;
+  const credentialsEnv = named ? { accessKeyId: named.access_key_id, secretAccessKey: named.secret_access_key, sessionToken: named.session_token ?? '' } : null;
+  return { awsSigning: { service: BEDROCK_SIGNING_SERVICE, credentialsEnv } };
 }
 
 /** The budget range every Gemini 2.5 model accepts (2.5 Flash-Lite starts at 512, 2.5 Flash ends at 24576). */

@@ -12,6 +12,7 @@ import { round, type RequestRecord } from '../observe/request-log.js';
 import { answerTextChars, estimatedUsage } from '../observe/usage-estimate.js';
 import type { RuntimeEndpoint, RuntimeProvider } from './runtime-providers.js';
 import { withProviderToken } from './auth/provider-token.js';
+import { awsSignature } from './auth/aws-call.js';
 import { callUpstream, upstreamFailure, type UpstreamCall, type UpstreamReply } from './upstream.js';
 import type { AttemptTrace } from '../trace/request-trace.js';
 import { forgetSentBody } from './forget-body.js';
@@ -87,7 +88,13 @@ export async function attempt(request: AttemptRequest, provider: RuntimeProvider
   const { hideUsage } = way;
   const promptChars = way.outgoing.body.length;
   const sentAt = performance.now();
-  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, request.via, record.stream, traced?.headers);
+  const signature = provider.aws ? await awsSignature(provider.id, provider.aws, endpoint.baseUrl, way.outgoing) : undefined;
+  // Signing awaited: the caller may have gone (or a drain run out) meanwhile, and nobody would abort this call.
+  const stopped = signature ? request.stoppedWith() : undefined;
+  if (stopped) throw stopped;
+  // The signature goes with the call's own headers (the trace context's), so no copy of the request holds its body.
+  const callHeaders = signature ? { ...traced?.headers, ...signature } : traced?.headers;
+  const call = callUpstream(provider, endpoint, withProviderToken(provider.id, provider.tokens, way.outgoing), record.requestId, request.via, record.stream, callHeaders);
   request.onCall(call);
   try {
     const reply = await call.reply;

@@ -9,6 +9,9 @@ import { EndpointBreaker } from './circuit-breaker.js';
 import { SOCKET_HIGH_WATER_MARK } from '../wire/high-water-mark.js';
 import { googleTokenSource, type AuthStateLog, type GoogleTokenSource } from './auth/google.js';
 import { MIN_REDACTED_SECRET_CHARS, secretRedactor, type Redact } from '../observe/redact-secrets.js';
+import { awsDefaultChain, awsKeysFromEnv, DEFAULT_AWS_KEY_NAMES, isNoSourceError, type AwsChainSource, type AwsKeys } from './auth/aws-credentials.js';
+import type { AwsCallSigning } from './auth/aws-call.js';
+import { loadAwsSigner } from './auth/aws-sigv4.js';
 
 /** One deployment of a provider (a key, a region): its own URL, key and clients. */
 export interface RuntimeEndpoint {
@@ -39,6 +42,8 @@ export interface RuntimeProvider {
   readonly redact: Redact;
   /** Its access tokens when its credentials are one (auth: google), else null. */
   readonly tokens: GoogleTokenSource | null;
+  /** How each call is signed when its credentials are AWS keys (auth: aws), else null. */
+  readonly aws: AwsCallSigning | null;
 }
 
 export interface RuntimeProviders {
@@ -49,7 +54,7 @@ export interface RuntimeProviders {
   readonly redact: Redact;
   /** Closes the keep-alive sockets to every provider and stops refreshing tokens. */
   close(): void;
-  /** Settles once every token source fetched (or failed to fetch) its first token. */
+  /** Settles once every token source (and the AWS default credential chain) fetched, or failed to fetch, its first credential. */
   readonly tokensReady: Promise<void>;
 }
 
@@ -59,6 +64,46 @@ export type OperationalLog = (level: 'info' | 'warn', message: string) => void;
 function googleAuthLog(log: OperationalLog): AuthStateLog {
   return (state, reason) =>
     state === 'ok' ? log('info', 'auth: google: access token obtained') : log('warn', `auth: google: no access token (${reason}); its providers answer 503 provider_auth_failed`);
+}
+
+/** The chain's changes of state: credentials obtained; no source at all (the providers are not configured); a source failing. */
+function awsChainLog(log: OperationalLog, providers: readonly string[]): AuthStateLog {
+  return (state, reason, error) => {
+    if (state === 'ok') return log('info', 'auth: aws: credentials obtained from the AWS default credential chain');
+    if (isNoSourceError(error)) {
+      const named = providers.map((id) => `${id} (${DEFAULT_AWS_KEY_NAMES})`).join(', ');
+      return log('warn', `not configured, no AWS credentials: ${named}: unset, and the AWS default credential chain found none (profile, web identity, container, instance metadata); their models answer 500 provider_not_configured`);
+    }
+    log('warn', `auth: aws: no credentials from the AWS default credential chain (${reason}); its providers answer 503 provider_auth_failed`);
+  };
+}
+
+/**
+ * An auth: aws provider: signed with its own keys; or, on the default chain, not configured (no endpoint ready, 500
+ * provider_not_configured naming the variables) while the chain finds no source at all, else signed with what the
+ * chain holds. With keys missing it stays as built: not configured.
+ */
+function signedProvider(provider: RuntimeProvider, table: ProviderTable, keys: AwsKeys, chain: AwsChainSource | null): RuntimeProvider {
+  const signing = table.awsSigning!;
+  const region = table.region ?? '';
+  if (keys.kind === 'static') return { ...provider, aws: { region, service: signing.service, current: () => keys.credentials } };
+  if (keys.kind === 'missing' || !chain) return provider;
+  const { endpoints } = provider;
+  return {
+    ...provider,
+    get ready() {
+      return chain.unconfigured ? [] : endpoints;
+    },
+    get missingKeyEnv() {
+      return chain.unconfigured ? DEFAULT_AWS_KEY_NAMES : null;
+    },
+    redact: both(provider.redact, chain.redact),
+    aws: { region, service: signing.service, current: chain.current },
+  };
+}
+
+function both(first: Redact, second: Redact): Redact {
+  return (text) => second(first(text));
 }
 
 type Agents = { http: HttpAgent; https: HttpsAgent };
@@ -77,14 +122,24 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
   // One source for every auth: google provider: Application Default Credentials are the process's.
   const usesGoogle = Object.values(tables.providers).some((table) => table?.auth?.scheme === 'google');
   const tokens = usesGoogle ? googleTokenSource(env, googleAuthLog(log)) : null;
+  // One default AWS credential chain for every auth: aws provider without keys of its own: the process's role.
+  const chained = Object.values(tables.providers).filter((table) => table?.awsSigning && awsKeysFromEnv(table.awsSigning, env).kind === 'chain').map((table) => table!.id);
+  const chain = chained.length > 0 ? awsDefaultChain(awsChainLog(log, chained)) : null;
+  if (Object.values(tables.providers).some((table) => table?.awsSigning)) void loadAwsSigner();
+  if (chain) log('info', `auth: aws: ${DEFAULT_AWS_KEY_NAMES} unset; ${chained.join(', ')} sign with the AWS default credential chain`);
   for (const table of Object.values(tables.providers)) {
     if (!table) continue;
     const providerKeys: string[] = [];
+    const awsKeys = table.awsSigning ? awsKeysFromEnv(table.awsSigning, env) : undefined;
+    if (awsKeys?.kind === 'static') providerKeys.push(awsKeys.credentials.secretAccessKey, awsKeys.credentials.sessionToken ?? '');
+    // AWS keys belong to the provider: named once in the warning, missing at each endpoint.
+    const awsMissing = awsKeys?.kind === 'missing' ? awsKeys.names.join(', ') : null;
+    if (awsMissing) unkeyed.push(`${table.id} (${awsMissing})`);
     const endpoints = table.endpoints.map((endpoint, index) => {
       const label = table.endpoints.length === 1 ? `provider "${table.id}"` : `provider "${table.id}" endpoint "${endpoint.name}"`;
       const key = endpoint.apiKeyEnv ? env[endpoint.apiKeyEnv] : undefined;
-      const missingKeyEnv = endpoint.apiKeyEnv && !key ? endpoint.apiKeyEnv : null;
-      if (missingKeyEnv) unkeyed.push(`${table.endpoints.length === 1 ? table.id : `${table.id} endpoint ${endpoint.name}`} (${missingKeyEnv})`);
+      const missingKeyEnv = endpoint.apiKeyEnv && !key ? endpoint.apiKeyEnv : awsMissing;
+      if (missingKeyEnv && !awsMissing) unkeyed.push(`${table.endpoints.length === 1 ? table.id : `${table.id} endpoint ${endpoint.name}`} (${missingKeyEnv})`);
       if (key && key.length < MIN_REDACTED_SECRET_CHARS) {
         warnings.push(`${label}: ${endpoint.apiKeyEnv} is shorter than ${MIN_REDACTED_SECRET_CHARS} characters, so it is not redacted from the provider's answers`);
       }
@@ -95,16 +150,18 @@ export function prepareProviders(tables: RouteTables, env: Readonly<Record<strin
     keys.push(...providerKeys);
     const ready = endpoints.filter((endpoint) => endpoint.missingKeyEnv === null);
     const missingKeyEnv = ready.length === 0 ? endpoints[0]!.missingKeyEnv : null;
-    byId.set(table.id, { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null });
+    const provider = { id: table.id, table, dialect: DIALECTS[table.dialect], endpoints, ready, missingKeyEnv, redact: secretRedactor(providerKeys), tokens: table.auth?.scheme === 'google' ? tokens : null, aws: null };
+    byId.set(table.id, awsKeys ? signedProvider(provider, table, awsKeys, chain) : provider);
   }
   if (unkeyed.length > 0) warnings.unshift(unkeyedWarning(unkeyed));
   return {
     byId,
     warnings,
-    redact: secretRedactor(keys),
-    tokensReady: tokens ? tokens.ready : Promise.resolve(),
+    redact: chain ? both(secretRedactor(keys), chain.redact) : secretRedactor(keys),
+    tokensReady: Promise.all([tokens?.ready, chain?.ready]).then(() => {}),
     close() {
       tokens?.close();
+      chain?.close();
       agent.http.destroy();
       agent.https.destroy();
     },

@@ -36,13 +36,14 @@ export function callUpstream(
   requestId: string,
   via: string,
   streamed: boolean,
-  traceHeaders?: Readonly<Record<string, string>>,
+  /** Headers of this attempt only: its trace context, an AWS signature. */
+  callHeaders?: Readonly<Record<string, string>>,
 ): UpstreamCall {
   const client = streamed ? endpoint.clients.streamed : endpoint.clients.whole;
   // The provider's fixed headers (auth included) are in the client; a dialect may add some per call, tracing its traceparent.
   // Via on every call (RFC 9110): a request that comes back to this gateway, or to another that forwards Via, is refused as a loop.
   const headers = outgoing.headers ? { ...outgoing.headers, 'x-request-id': requestId, via } : { 'x-request-id': requestId, via };
-  if (traceHeaders) Object.assign(headers, traceHeaders);
+  if (callHeaders) Object.assign(headers, callHeaders);
   // A Buffer, not a string: got measures a string body by encoding it once more (TextEncoder) and again after writing it.
   const body = typeof outgoing.body === 'string' ? Buffer.from(outgoing.body) : outgoing.body;
   // Here the request is final: URL = endpoint.baseUrl + '/' + outgoing.path (got's prefixUrl, path sent as is),
