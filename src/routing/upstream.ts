@@ -47,7 +47,8 @@ export function callUpstream(
   // A Buffer, not a string: got measures a string body by encoding it once more (TextEncoder) and again after writing it.
   const body = typeof outgoing.body === 'string' ? Buffer.from(outgoing.body) : outgoing.body;
   // Here the request is final: URL = endpoint.baseUrl + '/' + outgoing.path (got's prefixUrl, path sent as is),
-  // headers = the client's fixed ones + `headers`, body = `body`'s exact bytes. A request signature (auth: aws) is made here.
+  // headers = the client's fixed ones + `headers`, body = `body`'s exact bytes. An auth: aws signature of these same
+  // parts (attempt.ts) arrives in callHeaders; x-request-id and Via are left unsigned on purpose.
   // client(…, {isStream}) rather than client.stream(…), which copies these options once more to add the flag.
   const request = client(outgoing.path, { isStream: true, body, headers });
   letGoWhenDone(request);
