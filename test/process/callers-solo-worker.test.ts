@@ -46,3 +46,46 @@ t.test('WORKERS=1: a limited caller is admitted without waiting on the primary, 
   t.equal(third.status, 429, 'the third is refused: counted in the worker, exactly');
   t.equal(mock.answered(), 2);
 });
+
+t.test('WORKERS=1: requests in flight through a reload and both hand-overs are counted once, and given back once', async (t) => {
+  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: { concurrent_requests: 3 }`));
+  t.teardown(() => build.remove());
+  // Slow answers: three stay in flight across the reload.
+  const mock = await startUsageMock({ prompt: 10, completion: 5 }, 1500);
+  t.teardown(() => mock.upstream.close());
+  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const handOvers = (output: string) => logLinesOf(output).filter((line) => line['msg'] === ALONE).length;
+  await waitForOutput(server, (output) => (handOvers(output) === 1 ? true : undefined), 15_000);
+
+  const ask = () =>
+    fetch(`${server.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
+      body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
+    }).then(async (response) => {
+      await response.text();
+      return response.status;
+    });
+  const inFlight = [ask(), ask(), ask()];
+  // The three admitted by the worker alone (the upstream has them), then the reload starts.
+  await waitFor(() => mock.upstream.requests.length >= 3);
+  server.child.kill('SIGHUP');
+  t.equal(await ask(), 429, 'a fourth, during the reload, is over the three in flight');
+  t.same(await Promise.all(inFlight), [200, 200, 200]);
+  // The old worker gone, the new one takes the counts over: the three given back, none counted twice.
+  await waitForOutput(server, (output) => (handOvers(output) === 2 ? true : undefined), 30_000);
+  const again = [ask(), ask(), ask()];
+  await waitFor(() => mock.upstream.requests.length >= 6);
+  t.equal(await ask(), 429, 'after the hand-over, three in flight are still the limit');
+  t.same(await Promise.all(again), [200, 200, 200], 'and three are admitted: the ones before were given back');
+});
+
+/** Polls `done` every 20 ms (a generous bound, not a sleep on the happy path). */
+async function waitFor(done: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
