@@ -36,6 +36,14 @@ interface Open {
   local: ((settlement: Settlement) => void) | null;
 }
 
+/** What the primary needs of a caller: a caller's table also holds its key digests and models, which need not cross IPC. */
+const sent = new WeakMap<LimitSpec, LimitSpec>();
+function wire(spec: LimitSpec): LimitSpec {
+  let small = sent.get(spec);
+  if (!small) sent.set(spec, (small = { name: spec.name, limits: spec.limits, budget: spec.budget }));
+  return small;
+}
+
 type Report = { admitted: ReportMessage['admitted'][number][]; settled: ReportMessage['settled'][number][] };
 
 /**
@@ -83,7 +91,7 @@ export class ClusterLimitStore implements LimitStore {
         resolve(null);
       }, PRIMARY_TIMEOUT_MS);
       this.pending.set(id, { resolve, timer, spec, reserve });
-      const message: AdmitMessage = { type: ADMIT, id, spec, periods, reserve };
+      const message: AdmitMessage = { type: ADMIT, id, spec: wire(spec), periods, reserve };
       send(message, undefined, undefined, (error: Error | null) => {
         if (!error) return;
         clearTimeout(timer);
@@ -102,7 +110,7 @@ export class ClusterLimitStore implements LimitStore {
     if (admission.refused !== null) return admission;
     const id = this.nextId++;
     this.open.set(id, { spec, reserve, local: admission.settle });
-    this.queue().admitted.push({ id, spec, reserve });
+    this.queue().admitted.push({ id, spec: wire(spec), reserve });
     return { ...admission, settle: (settlement) => this.settle(id, settlement) };
   }
 
