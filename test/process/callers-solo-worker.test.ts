@@ -2,6 +2,8 @@
 // request's path) and reports to the primary off the path; the primary's counts carry over a reload.
 import t from 'tap';
 import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import { parseExposition, valueOf } from '../helpers/prometheus.js';
+import { until } from '../policy/limit-store.js';
 import { copyBuild } from './reload-build.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './server-process.js';
 
@@ -69,23 +71,57 @@ t.test('WORKERS=1: requests in flight through a reload and both hand-overs are c
     });
   const inFlight = [ask(), ask(), ask()];
   // The three admitted by the worker alone (the upstream has them), then the reload starts.
-  await waitFor(() => mock.upstream.requests.length >= 3);
+  await until('three at the upstream', () => mock.upstream.requests.length >= 3);
   server.child.kill('SIGHUP');
   t.equal(await ask(), 429, 'a fourth, during the reload, is over the three in flight');
   t.same(await Promise.all(inFlight), [200, 200, 200]);
   // The old worker gone, the new one takes the counts over: the three given back, none counted twice.
   await waitForOutput(server, (output) => (handOvers(output) === 2 ? true : undefined), 30_000);
   const again = [ask(), ask(), ask()];
-  await waitFor(() => mock.upstream.requests.length >= 6);
+  await until('three more at the upstream', () => mock.upstream.requests.length >= 6);
   t.equal(await ask(), 429, 'after the hand-over, three in flight are still the limit');
   t.same(await Promise.all(again), [200, 200, 200], 'and three are admitted: the ones before were given back');
 });
 
-/** Polls `done` every 20 ms (a generous bound, not a sleep on the happy path). */
-async function waitFor(done: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+t.test('WORKERS=1 under load through two reloads: every answer is charged once, none lost at a hand-over', async (t) => {
+  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    models: [mock/big]\n    budget: { usd_per_day: 1000 }`));
+  t.teardown(() => build.remove());
+  // 10 prompt and 5 completion tokens on mock/big: 0.00002 USD an answer; a little slow, so some are in flight at every hand-over.
+  const mock = await startUsageMock({ prompt: 10, completion: 5 }, 30);
+  t.teardown(() => mock.upstream.close());
+  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const count = (output: string, msg: string) => logLinesOf(output).filter((line) => line['msg'] === msg).length;
+  await waitForOutput(server, (output) => (count(output, ALONE) === 1 ? true : undefined), 15_000);
+
+  let running = true;
+  const statuses: number[] = [];
+  const loop = async () => {
+    while (running) {
+      const response = await fetch(`${server.origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
+        body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
+      });
+      await response.text();
+      statuses.push(response.status);
+    }
+  };
+  const loops = Array.from({ length: 6 }, loop);
+  for (let reload = 1; reload <= 2; reload++) {
+    await until('answers before the reload', () => statuses.length >= reload * 40);
+    server.child.kill('SIGHUP');
+    await waitForOutput(server, (output) => (count(output, 'reloaded: new workers serve, the old ones finish what they serve') === reload ? true : undefined), 30_000);
+    // The old worker gone, the new one counts alone.
+    await waitForOutput(server, (output) => (count(output, ALONE) === reload + 1 ? true : undefined), 30_000);
   }
-}
+  await until('answers after the last hand-over', () => statuses.length >= 120);
+  running = false;
+  await Promise.all(loops);
+
+  t.same([...new Set(statuses)], [200], `${statuses.length} answers, all 200`);
+  t.equal(mock.answered(), statuses.length);
+  const samples = parseExposition(await (await fetch(`${server.origin}/metrics`)).text());
+  const spend = valueOf(samples, 'gateway_caller_spend_usd', { caller: 'search-team', period: 'day', store: 'memory' });
+  t.ok(spend !== undefined && Math.abs(spend - statuses.length * 0.00002) < 1e-9, `spend ${spend} is ${statuses.length} answers x 0.00002 USD: each charged once`);
+});
