@@ -17,8 +17,8 @@
 //
 // Environment: BENCH_STREAMS_COUNTS (4000,10000), BENCH_STREAMS_PROMPT_BYTES (0: one short message; 20480: a real
 // prompt of that many bytes in ~100-byte messages, which the gateway must let go of once each answer has started,
-// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
-// BENCH_STREAMS_OPEN_PER_SECOND (500), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
+// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_GATEWAY_DIST (another build's dist/ as the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
+// BENCH_STREAMS_OPEN_PER_SECOND (250), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
 // target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
 // streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
 // Needs `npm run build` first (it builds when dist/ is missing). Loopback only; every child is killed on the way out.
@@ -60,10 +60,12 @@ if (COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000)) {
 // of relaying even for the raw proxy (it spends ~35 µs of CPU per chunk, each chunk being its own read and write).
 const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 1000, 5, 10_000);
 const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
-const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 500, 10, 100_000);
+const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 250, 10, 100_000);
 const PROMPT_BYTES = envNumber('BENCH_STREAMS_PROMPT_BYTES', 0, 0, 1024 * 1024);
 /** Node options for the gateway only (e.g. `--max-semi-space-size=2`, to see what the young generation's growth costs). */
 const NODE_ARGS = (process.env['BENCH_STREAMS_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+/** Another build's dist/ to measure as the gateway (a before/after comparison); default: this tree's. */
+const GATEWAY_DIST = process.env['BENCH_STREAMS_GATEWAY_DIST'] || undefined;
 const SETTLE_SECONDS = 2;
 /** Streams per load process: each keeps well under its own file limit and one core's worth of reading. */
 const STREAMS_PER_LOAD = 2000;
@@ -84,7 +86,7 @@ ensureBuilt('bench:streams');
 async function startTarget(name: TargetName, providerPort: number, heapDir: string | null): Promise<{ pid: number; url: string; model: string; origin: string | null; stop(): Promise<void> }> {
   if (name === 'gateway') {
     const nodeArgs = [...NODE_ARGS, ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : [])];
-    const gateway = await startGateway(providerPort, nodeArgs);
+    const gateway = await startGateway(providerPort, nodeArgs, GATEWAY_DIST);
     return { pid: gateway.pid, url: gateway.url, model: 'bench/llama3.2', origin: gateway.origin, stop: () => gateway.stop() };
   }
   const { child, port } = await startForked(name === 'raw proxy' ? 'raw-proxy.ts' : 'got-proxy.ts', `the ${name}`, { UPSTREAM_PORT: String(providerPort) });
@@ -134,8 +136,9 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
   const idleHeap: HeapByClass | null = heapDir ? await takeHeapSnapshot(target.pid, heapDir) : null;
 
   const rampSeconds = streams / OPEN_PER_SECOND;
-  // Long enough for every stream to be open through the window even when opening runs late.
-  const events = Math.ceil(((rampSeconds * 1.5 + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
+  // Long enough for every stream to be open through the window even when opening takes three times as long as
+  // asked (a loaded machine), which is as long as the run waits for it.
+  const events = Math.ceil(((rampSeconds * 3 + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
   const body = JSON.stringify({ model: target.model, messages: promptMessages(PROMPT_BYTES), stream: true, stream_options: { include_usage: true }, max_tokens: events });
   const prompt = PROMPT_BYTES > 0 ? `, prompts of ${body.length} bytes` : '';
   process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms)${prompt}, opening ${OPEN_PER_SECOND}/s… `);
@@ -144,7 +147,7 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
     const share = Math.floor(streams / loadCount) + (i < streams % loadCount ? 1 : 0);
     load.send({ type: 'open', url: target.url, body, headers: CALLER_HEADERS, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events, localAddress: `127.0.0.${2 + i}` });
   });
-  await Promise.all(loads.map((load) => load.next('opened', (rampSeconds + 60) * 1000)));
+  await Promise.all(loads.map((load) => load.next('opened', (rampSeconds * 3 + 60) * 1000)));
   await sleep(SETTLE_SECONDS * 1000);
 
   const rssSamples: number[] = [];
