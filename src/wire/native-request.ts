@@ -11,10 +11,10 @@ const CACHE_ONLY = new Set(['shared', 'cacheHeuristic', 'immutableMinTimeToLive'
  * got's `request` function for every provider call: node's own http(s).request, given only the options got set.
  *
  * Why: got names every TLS, DNS and cache option it knows (~45 keys, most left undefined). Node's Agent copies the
- * options it gets into a null-prototype object, a dictionary of ~3 KB at that size, and the listeners it puts on
- * the socket (free, close, timeout, agentRemove) keep that object for the socket's whole life: every provider
- * connection, an open stream's and a pooled one's, held ~3 KB for keys whose value is undefined. An undefined
- * option and an absent one mean the same to node, so leaving them out changes nothing on the wire.
+ * options it gets into a null-prototype object (a dictionary, ~3 KB at 48 keys), and the listeners it puts on the
+ * socket (free, close, timeout, agentRemove) keep that object for the socket's whole life: every provider
+ * connection, an open stream's and a pooled one's. With the ~20 keys got set it is half that (measured: 1.5 KiB
+ * less heap per open stream). An undefined option and an absent one mean the same to node: nothing changes on the wire.
  */
 export function nativeRequest(url: URL, options: RequestOptions): ClientRequest {
   const given: Record<string, unknown> = {};
