@@ -99,9 +99,12 @@ let server: string | undefined;
 
 let launches = 0;
 
-/** Starts the gateway with every endpoint of every bench provider on the mock provider at `mockPort`; `nodeArgs` go to node. */
-export async function startGateway(mockPort: number, nodeArgs: readonly string[] = []): Promise<Gateway> {
-  server ??= benchDist();
+/**
+ * Starts the gateway with every endpoint of every bench provider on the mock provider at `mockPort`; `nodeArgs` go
+ * to node; `source`: another build's dist/ (the first call's is used for the whole run).
+ */
+export async function startGateway(mockPort: number, nodeArgs: readonly string[] = [], source?: string): Promise<Gateway> {
+  server ??= benchDist(source ? { source } : {});
   const logFile = join(runDir(), `gateway-${++launches}.log`);
   const stdout = openLogFile(logFile);
   const child = track(

@@ -2,7 +2,8 @@
 // node: built-ins and stream-protocol.ts only): opens its share of the streams at a steady rate, reads every one as fast
 // as it arrives, and, while the orchestrator says a window is open, records for each content chunk the gap it saw
 // since the stream's previous chunk minus the gap the provider made (both stamps on CLOCK_MONOTONIC; the
-// provider writes its stamp as the chunk's text). It keeps histograms, not samples, so it stays light.
+// provider writes its stamp as the chunk's text). It keeps histograms, not samples, so it stays light. Each load
+// process connects from its own loopback address (127.0.0.2, 127.0.0.3, …), so ephemeral ports never run short.
 import { Agent, request } from 'node:http';
 import type { StreamLoadCommand, StreamLoadReply } from './stream-protocol.js';
 import { HISTOGRAM_BUCKETS, histogramBucket } from './stream-protocol.js';
@@ -31,7 +32,7 @@ function settle(kind: string | null): void {
   if (settled === total) whenAllSettled?.();
 }
 
-function openStream(url: string, body: string, headers: Readonly<Record<string, string>>, expectedEvents: number, onOpen: () => void): void {
+function openStream(url: string, body: string, headers: Readonly<Record<string, string>>, localAddress: string, expectedEvents: number, onOpen: () => void): void {
   let lastStamp = -1;
   let lastSeen = -1;
   let events = 0;
@@ -43,7 +44,7 @@ function openStream(url: string, body: string, headers: Readonly<Record<string, 
     over = true;
     settle(kind);
   };
-  const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+  const req = request(url, { method: 'POST', agent, localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
     onOpen();
     if (res.statusCode !== 200) {
       res.resume();
@@ -97,7 +98,7 @@ process.on('message', (command: StreamLoadCommand) => {
       };
       if (process.env['STREAM_LOAD_DEBUG']) setInterval(() => process.stderr.write(`load ${process.pid}: asked ${asked} opened ${opened} settled ${settled} errors ${JSON.stringify([...errors])}\n`), 5000).unref();
       const ramp = setInterval(() => {
-        for (let i = 0; i < batch && asked < total; i++, asked++) openStream(command.url, command.body, command.headers, command.events, onOpen);
+        for (let i = 0; i < batch && asked < total; i++, asked++) openStream(command.url, command.body, command.headers, command.localAddress, command.events, onOpen);
         if (asked === total) clearInterval(ramp);
       }, everyMs);
       break;

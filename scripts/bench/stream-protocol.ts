@@ -1,7 +1,7 @@
 // What streams.ts and its load processes (stream-load.ts) say to each other over IPC, and the histogram both read.
 
 export type StreamLoadCommand =
-  | { readonly type: 'open'; readonly url: string; readonly body: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly perSecond: number; readonly events: number }
+  | { readonly type: 'open'; readonly url: string; readonly body: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly perSecond: number; readonly events: number; readonly localAddress: string }
   | { readonly type: 'measure' }
   | { readonly type: 'stop' }
   | { readonly type: 'finish' };

@@ -43,7 +43,7 @@ export async function readJsonBody(req: IncomingMessage, res: ServerResponse, li
 
   const reservation = budget.open();
   if (res.closed) throw gatewayError('caller_disconnected', 'The connection closed before the request body was complete.');
-  res.once('close', () => reservation.release());
+  res.on('close', () => reservation.release()); // 'close' comes once: no once() wrapper to keep for the response's life
   inviteBody(req, res);
 
   const scanner = new JsonBoundsScanner(limits.json);

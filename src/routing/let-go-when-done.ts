@@ -24,8 +24,9 @@ const noop = () => {};
  * abort checks `destroyed` first. A listener keeps any late 'error' from being unhandled.
  */
 export function letGoWhenDone(request: Duplex): void {
-  request.once('end', () => setImmediate(() => request.destroy()));
-  request.once('close', () =>
+  // Plain listeners: got emits each once, and once() would add a wrapper closure per call, kept while a stream is open.
+  request.on('end', () => setImmediate(() => request.destroy()));
+  request.on('close', () =>
     // After every other 'close' listener (the body reader's among them) has run.
     setImmediate(() => {
       const fields = request as unknown as Record<string, unknown>;

@@ -143,7 +143,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
     res.writeHead(200, STREAM_HEAD);
     res.write(provider.redact(frames));
     res.uncork();
-    res.once('close', onCallerLeft);
+    res.on('close', onCallerLeft); // 'close' comes once; a plain listener keeps no once() wrapper while the stream is open
     options.onCommit();
   };
   /** The caller's response ends with the stream, unless the caller left it. */

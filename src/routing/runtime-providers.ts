@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import got, { type Got } from 'got';
+import { nativeRequest } from '../wire/native-request.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { Dialect } from '../dialects/dialect.js';
 import type { EndpointTable, ProviderTable, RouteTables } from '../generated/types/route-tables.js';
@@ -177,7 +178,8 @@ function clientsFor(table: ProviderTable, baseUrl: string, key: string | undefin
   for (const [name, value] of Object.entries(table.headers)) if (value !== undefined) headers[name.toLowerCase()] = value;
   // The scheme (bearer, or the raw key under the dialect's or routes.yaml's header) was resolved by the build.
   if (key && table.auth) headers[table.auth.header] = table.auth.scheme === 'bearer' ? `Bearer ${key}` : key;
-  const fixed = { prefixUrl: baseUrl, method: 'POST', headers, agent, retry: { limit: 0 }, followRedirect: false, decompress: false, throwHttpErrors: false, http2: false } as const;
+  // request: node's http(s).request without the options got leaves undefined, which the socket would hold (native-request.ts).
+  const fixed = { prefixUrl: baseUrl, method: 'POST', headers, agent, request: nativeRequest, retry: { limit: 0 }, followRedirect: false, decompress: false, throwHttpErrors: false, http2: false } as const;
   // timeout_ms bounds the whole response of a non-streamed call, the response headers of a streamed one.
   const connect = { connect: table.connectTimeoutMs, secureConnect: table.connectTimeoutMs };
   // One extend each from got itself: a got call copies its instance's defaults, so they are built once, flat.

@@ -55,7 +55,12 @@ export function callUpstream(
   let abortedWith: GatewayError | undefined;
   const reply = new Promise<UpstreamReply>((resolve, reject) => {
     // Plain listeners (got emits each at most once): an error after the reply only rejects a settled promise, so it never goes unhandled.
-    request.on('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) => resolve({ status: response.statusCode, headers: response.headers, body: request }));
+    request.on('response', (response: { statusCode: number; headers: IncomingHttpHeaders }) => {
+      // got reads the options it gave node only to make the request (and again for a retry or a redirect, which
+      // it is told not to make); a stream would keep them, one object of ~45 keys, for as long as it is open.
+      (request as unknown as { _requestOptions: unknown })._requestOptions = undefined;
+      resolve({ status: response.statusCode, headers: response.headers, body: request });
+    });
     request.on('error', (error: Error) => reject(abortedWith ?? upstreamFailure(provider, error)));
   });
   return {

@@ -1,0 +1,86 @@
+// What bench:streams watches in the gateway while its streams open and run: /health answered within 50 ms every
+// time (a probe on a fresh connection every 250 ms, as a load balancer's would come), and the event loop's lag
+// p99 inside the serving worker, read from what the gateway already exports on /metrics
+// (nodejs_eventloop_lag_p99_seconds, prom-client's monitorEventLoopDelay, reset at each scrape): a scrape each
+// second gives the p99 of each second. The probes run in the orchestrator; its own delays count against the gateway.
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { percentile } from './proc-stats.js';
+
+export interface GatewayWatch {
+  readonly healthP50Ms: number;
+  readonly healthP99Ms: number;
+  readonly healthMaxMs: number;
+  readonly healthProbes: number;
+  /** Probes that failed or took 5 s. */
+  readonly healthFailures: number;
+  /** The p99 of each second's lag, ms: their median and their worst. */
+  readonly lagP99MedianMs: number;
+  readonly lagP99WorstMs: number;
+  readonly lagSeconds: number;
+}
+
+const HEALTH_EVERY_MS = 250;
+const SCRAPE_EVERY_MS = 1000;
+const PROBE_TIMEOUT_MS = 5000;
+const LAG = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/m;
+
+/** One GET on a fresh connection: its body and the time to its last byte, or null when it failed. */
+function get(url: string): Promise<{ ms: number; body: string } | null> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false, timeout: PROBE_TIMEOUT_MS }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (piece: string) => (body += piece));
+      res.on('end', () => resolve(res.statusCode === 200 ? { ms: performance.now() - started, body } : null));
+      res.on('error', () => resolve(null));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(null));
+    req.end();
+  });
+}
+
+/** Starts watching the gateway at `origin`; `stop()` ends it and gives the figures. */
+export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } {
+  let running = true;
+  const health: number[] = [];
+  const lags: number[] = [];
+  let failures = 0;
+  const probing = (async () => {
+    while (running) {
+      const answer = await get(`${origin}/health`);
+      if (answer) health.push(answer.ms);
+      else failures++;
+      await sleep(HEALTH_EVERY_MS);
+    }
+  })();
+  const scraping = (async () => {
+    await get(`${origin}/metrics`); // resets the histogram: what came before the watch is not counted
+    while (running) {
+      await sleep(SCRAPE_EVERY_MS);
+      const answer = await get(`${origin}/metrics`);
+      const seconds = answer ? Number(LAG.exec(answer.body)?.[1]) : Number.NaN;
+      if (Number.isFinite(seconds)) lags.push(seconds * 1000);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await Promise.all([probing, scraping]);
+      const sortedHealth = [...health].sort((a, b) => a - b);
+      const sortedLags = [...lags].sort((a, b) => a - b);
+      return {
+        healthP50Ms: percentile(sortedHealth, 50),
+        healthP99Ms: percentile(sortedHealth, 99),
+        healthMaxMs: sortedHealth.at(-1) ?? Number.NaN,
+        healthProbes: health.length + failures,
+        healthFailures: failures,
+        lagP99MedianMs: percentile(sortedLags, 50),
+        lagP99WorstMs: sortedLags.at(-1) ?? Number.NaN,
+        lagSeconds: lags.length,
+      };
+    },
+  };
+}
