@@ -111,6 +111,8 @@ export async function startCounted(run: CountedRun, name: string, script: string
           { role: 'primary', pid: child.pid! },
         ];
   for (const { role, pid } of processes) if (!heapOf.has(pid)) fail(`${name}: no inspector answered for its ${role}, pid ${pid} (inspectors of pids ${[...heapOf.keys()].join(', ')})`);
+  // The worker is valgrind's child, not this script's: killed on the way out with the rest (a SIGKILLed primary cannot stop it).
+  if (ready === 'log') onStop(() => killQuietly(servingPid));
   if (ready === 'log' && servingPid === child.pid) fail(`${name}: /health answered from the primary (pid ${servingPid}); expected a cluster worker`);
   const dumps = new Map<number, number>();
   const control = (command: string, pid: number) => execFileSync('callgrind_control', [command, String(pid)], { env: targetEnv({}), stdio: 'ignore' });
@@ -151,6 +153,14 @@ export async function startCounted(run: CountedRun, name: string, script: string
       return counted.map((one, index) => one.instructions - idle[index]!.instructions);
     },
   };
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 /** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */
