@@ -25,6 +25,8 @@ const FAKE_ANTHROPIC_KEY = 'bench-not-a-real-key';
 
 export interface Gateway extends Target {
   readonly origin: string;
+  /** The cluster primary node started: it serves nothing, but counts the limited caller over IPC for every request. */
+  readonly primaryPid: number;
   /** The request log's lines so far (`"msg":"request"`) written by the process measured (`pid`, the worker), counted in its file. */
   logLines(): number;
   stop(): Promise<void>;
@@ -132,6 +134,7 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     origin,
     url: `${origin}/v1/chat/completions`,
     pid,
+    primaryPid: child.pid!,
     logLines: () => requestLogLines(logFile, pid),
     async stop() {
       stopping = true;

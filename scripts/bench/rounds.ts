@@ -53,8 +53,8 @@ export async function runComparison(): Promise<ComparisonRun> {
   for (const pid of [mock.child.pid!, loader.pid, process.pid]) pin(pid, OTHER_CPUS);
   const targets: readonly Target[] = [gateway, ...proxies];
   for (const target of targets) pin(target.pid, TARGET_CPUS);
-  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
-  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (the gateway's pid is its cluster worker's, from /health: the process measured; gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);
+  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, gateway.primaryPid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
+  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (the gateway's pid is its cluster worker's, from /health: the process measured; its primary, pid ${gateway.primaryPid}, is the bench's, not foreign load; gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);
 
   const warmUps = new Map<string, WarmUpSlices>();
   for (const target of targets) warmUps.set(target.name, await warmUp(context, target, SCENARIOS.filter((s) => servesScenario(target.name, s)), START_WARMUP_SECONDS));
