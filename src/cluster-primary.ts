@@ -2,7 +2,7 @@ import cluster, { type Address, type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { isClusterMessage, LISTENER_CLOSED, RETIRE, WORKER_FAILED, WORKER_READY, type ListenerClosed, type Retire, type WorkerFailed, type WorkerReady } from './cluster-messages.js';
 import { serveClusterMetrics } from './observe/metrics.js';
-import { serveClusterLimits } from './policy/cluster-store.js';
+import { serveClusterLimits } from './policy/cluster/primary-store.js';
 
 export interface ClusterPrimaryOptions {
   readonly workers: number;
@@ -62,8 +62,8 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
 
   serveClusterMetrics();
   // Callers' limits and budgets: the primary holds the counts of every worker (without REDIS_URL, or while Redis is
-  // down), so they survive a reload.
-  serveClusterLimits();
+  // down), so they survive a reload. The only worker counts alone and reports (no round trip on a request's path).
+  const limits = serveClusterLimits();
 
   const fork = (role: Role) => workers.set(cluster.fork(), { role, bornAt: Date.now(), listening: false });
   const pidsOf = (role: Role) => [...workers].filter(([, state]) => state.role === role).map(([worker]) => worker.process.pid);
@@ -77,6 +77,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
     state.build = { version: String(message.version), routesSha256: String(message.routes_sha256) };
     if (state.role === 'serving') serving ??= state.build;
     if (state.role === 'incoming') completeReloadIfReady();
+    offerSoloCounting();
   });
   cluster.on('listening', (worker, address) => {
     const state = workers.get(worker);
@@ -90,6 +91,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
   cluster.on('exit', (worker, code, signal) => {
     const state = workers.get(worker);
     workers.delete(worker);
+    offerSoloCounting();
     const died = { worker_pid: worker.process.pid, code, signal, ...(state?.failure ? { reason: state.failure } : {}) };
     if (stopping) {
       logger.info(died, 'worker stopped');
@@ -132,8 +134,17 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
     startReload();
   }
 
+  /** WORKERS=1 and no other worker alive (none starting, none retiring): the one that serves may count alone. */
+  function offerSoloCounting(): void {
+    if (options.workers !== 1 || stopping || reload || workers.size !== 1) return;
+    const [worker, state] = [...workers][0]!;
+    if (state.role === 'serving' && state.build) limits.offerSolo(worker);
+  }
+
   function startReload(): void {
     reloadQueued = false;
+    // Before the new worker exists: from here to the end of the reload, the primary decides every admission.
+    limits.endSolo();
     logger.info({ workers: options.workers, timeout_ms: reloadTimeoutMs }, 'reloading: starting new workers from dist/');
     const timer = setTimeout(() => failReload(`new workers ${pidsOf('incoming').join(', ')} not ready within ${reloadTimeoutMs} ms (RELOAD_TIMEOUT_MS)`), reloadTimeoutMs);
     reload = { startedAt: Date.now(), timer };
@@ -184,6 +195,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
     clearTimeout(reload?.timer);
     reload = null;
     if (reloadQueued) startReload();
+    else offerSoloCounting();
   }
 
   function retire(worker: Worker, state: WorkerState): void {

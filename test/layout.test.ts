@@ -177,6 +177,9 @@ t.test('a test named after a source file lives in that file\'s folder', async (t
 
 t.test('helpers live beside the tests they serve: test/helpers/ holds those that several folders share', async (t) => {
   const users = new Map<string, Set<string>>(helperFiles.map((helper) => [helper, new Set()]));
+  // A helper tap preloads into every test file (package.json's tap `node-arg`) serves them all.
+  const nodeArgs = (JSON.parse(readFileSync(resolve(TEST, '../package.json'), 'utf8')) as { tap: { 'node-arg': string[] } }).tap['node-arg'];
+  for (const arg of nodeArgs) users.get(resolve(TEST, '..', arg.replace(/^--import=/, '')))?.add('helpers');
   for (const file of [...testFiles, ...helperFiles]) {
     const text = readFileSync(file, 'utf8');
     for (const helper of helperFiles) {

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { compileRoutes } from '../routes/compile-routes.js';
 import { formatProblem } from '../routes/problem.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_CALLER_KEY } from './bench-protocol.js';
+import { BENCH_CALLER_KEY, BENCH_OPEN_CALLER_KEY } from './bench-protocol.js';
 import { bareEnv, track, whenReady } from './children.js';
 import { REPO } from './report.js';
 import { fatal, runDir, type Target } from './targets.js';
@@ -35,7 +35,7 @@ export interface Gateway extends Target {
 /** The environment the bench gateway runs with: every bench endpoint on the mock provider at `mockPort`, the caller's key. */
 export function benchGatewayEnv(mockPort: number): Record<string, string> {
   const mock = `http://127.0.0.1:${mockPort}/v1`;
-  return { BENCH_ENDPOINT_A_URL: mock, BENCH_ENDPOINT_B_URL: mock, BENCH_ANTHROPIC_KEY: FAKE_ANTHROPIC_KEY, BENCH_CALLER_KEYS: BENCH_CALLER_KEY };
+  return { BENCH_ENDPOINT_A_URL: mock, BENCH_ENDPOINT_B_URL: mock, BENCH_ANTHROPIC_KEY: FAKE_ANTHROPIC_KEY, BENCH_CALLER_KEYS: BENCH_CALLER_KEY, BENCH_OPEN_CALLER_KEYS: BENCH_OPEN_CALLER_KEY };
 }
 
 /** Opens `file` for the gateway's stdout: its log goes there, as ops ship it (a file, not a pipe). */

@@ -2,6 +2,8 @@
 
 /** The bench caller's key (bench-routes.yaml `callers.bench-team`, and `npm run bench:callers`); never a real one. */
 export const BENCH_CALLER_KEY = 'crg_bench-caller-key-0123456789abcdefghijklmnopqrstu';
+/** The key of bench-routes.yaml `callers.bench-open` (no limits, no budget): `npm run bench:latency` compares the two callers. */
+export const BENCH_OPEN_CALLER_KEY = 'crg_bench-open-caller-key-0123456789abcdefghijklmn';
 /** Sent with every bench request to every target (the proxies ignore it), so the gateway admits and settles its caller. */
 export const CALLER_HEADERS: Readonly<Record<string, string>> = { authorization: `Bearer ${BENCH_CALLER_KEY}` };
 

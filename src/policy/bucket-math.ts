@@ -58,6 +58,19 @@ export function decide(counts: CallerCounts, spec: LimitSpec, periods: Periods, 
   if (rpm !== null && requests! < 1) return refuse('requests', Math.ceil(((1 - requests!) * 60_000) / rpm));
   // Admitted while above zero; the reservation may take it below, and the next ones wait until it refills.
   if (tpm !== null && tokens! <= 0) return refuse('tokens', Math.ceil((-tokens! * 60_000) / tpm) + 1);
+  return take(counts, spec, requests, tokens, now, reserve);
+}
+
+/**
+ * Counts an admission another process decided (the cluster primary mirroring a worker that admits alone,
+ * cluster/worker-store.ts): what decide() takes when it admits, with no refusal.
+ */
+export function admitDecided(counts: CallerCounts, spec: LimitSpec, now: number, reserve: Reservation): void {
+  const { requestsPerMinute: rpm, tokensPerMinute: tpm } = spec.limits;
+  take(counts, spec, rpm === null ? null : levelNow(counts.requests, rpm, now), tpm === null ? null : levelNow(counts.tokens, tpm, now), now, reserve);
+}
+
+function take(counts: CallerCounts, spec: LimitSpec, requests: number | null, tokens: number | null, now: number, reserve: Reservation): Decision {
   const taken = requests === null ? null : requests - 1;
   if (taken !== null) {
     counts.requests.level = taken;
@@ -69,7 +82,7 @@ export function decide(counts: CallerCounts, spec: LimitSpec, periods: Periods, 
     counts.tokens.at = now;
   }
   counts.inFlight++;
-  if (budget) counts.reservedUsd += reserve.usd;
+  if (spec.budget) counts.reservedUsd += reserve.usd;
   return { refused: null, retryAfterMs: 0, requestsLevel: taken, tokensLevel: left };
 }
 

@@ -6,7 +6,7 @@ import { pricedUsage, type RequestRecord } from '../observe/request-log.js';
 import { gatewayError } from '../wire/gateway-error.js';
 import { callerDirectory, keyDigest } from './caller-directory.js';
 import { callerSpend } from './caller-spend.js';
-import { ClusterLimitStore } from './cluster-store.js';
+import { ClusterLimitStore } from './cluster/worker-store.js';
 import { periodsAt, type Admission, type LimitStore, type Reservation } from './limit-store.js';
 import { MemoryLimitStore } from './memory-store.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -51,7 +51,7 @@ export function createCallerPolicy(tables: RouteTables, options: CallerPolicyOpt
   const allowed = new Map(callers.map((caller) => [caller, new Set(caller.models)]));
   const limited = new Set(callers.filter(hasLimits));
   const local = new MemoryLimitStore();
-  const inProcess: LimitStore = options.clusterWorker ? new ClusterLimitStore(local) : local;
+  const inProcess: LimitStore = options.clusterWorker ? new ClusterLimitStore(local, options.logger) : local;
   const redis = options.redisUrl && limited.size > 0 ? new RedisLimitStore(options.redisUrl, inProcess, options.logger) : undefined;
   const store = redis ?? inProcess;
   if (!redis && callers.some((caller) => caller.budget !== null)) {

@@ -1,5 +1,8 @@
-import { decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
-import { periodsAt, type Admission, type LimitSpec, type LimitStore, type PeriodSpend, type Periods, type Reservation } from './limit-store.js';
+import { admitDecided, decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
+import { periodsAt, type Admission, type LimitSpec, type LimitStore, type PeriodSpend, type Periods, type Reservation, type Settlement } from './limit-store.js';
+
+/** Every caller's counts, as the cluster primary hands them to a worker that takes over counting (cluster/worker-store.ts). */
+export type CountsSnapshot = readonly (readonly [string, CallerCounts])[];
 
 /**
  * Counts held in this process: the whole deployment's with WORKERS=1 and no REDIS_URL, the cluster primary's store,
@@ -13,8 +16,7 @@ export class MemoryLimitStore implements LimitStore {
   /** Synchronous: the in-process decision is plain arithmetic (admit wraps it for the LimitStore interface). */
   admitNow(spec: LimitSpec, periods: Periods, reserve: Reservation): Admission {
     const now = this.clock();
-    let counts = this.counts.get(spec.name);
-    if (!counts) this.counts.set(spec.name, (counts = newCounts(spec, now)));
+    const counts = this.countsOf(spec, now);
     const decision = decide(counts, spec, periods, now, reserve);
     if (decision.refused) return { ...decision, settle: () => {} };
     let settled = false;
@@ -29,6 +31,41 @@ export class MemoryLimitStore implements LimitStore {
         settle(held, spec, periodsAt(now), settlement, now, reserve);
       },
     };
+  }
+
+  /** Counts an admission decided elsewhere (no refusal); its settle() gives it back as admitNow's does. */
+  admitDecided(spec: LimitSpec, reserve: Reservation): (settlement: Settlement) => void {
+    const now = this.clock();
+    admitDecided(this.countsOf(spec, now), spec, now, reserve);
+    return this.adopt(spec, reserve);
+  }
+
+  /** The settle() of an admission these counts already hold (it came in a snapshot): counts nothing now. */
+  adopt(spec: LimitSpec, reserve: Reservation): (settlement: Settlement) => void {
+    let settled = false;
+    return (settlement) => {
+      if (settled) return;
+      settled = true;
+      const now = this.clock();
+      settle(this.countsOf(spec, now), spec, periodsAt(now), settlement, now, reserve);
+    };
+  }
+
+  /** A copy of every caller's counts. */
+  snapshot(): CountsSnapshot {
+    return [...this.counts].map(([name, counts]) => [name, { ...counts, requests: { ...counts.requests }, tokens: { ...counts.tokens } }]);
+  }
+
+  /** Starts from another store's counts (a snapshot that crossed IPC: plain numbers and strings). */
+  seed(snapshot: CountsSnapshot): void {
+    this.counts.clear();
+    for (const [name, counts] of snapshot) this.counts.set(name, { ...counts, requests: { ...counts.requests }, tokens: { ...counts.tokens } });
+  }
+
+  private countsOf(spec: LimitSpec, now: number): CallerCounts {
+    let counts = this.counts.get(spec.name);
+    if (!counts) this.counts.set(spec.name, (counts = newCounts(spec, now)));
+    return counts;
   }
 
   admit(spec: LimitSpec, periods: Periods, reserve: Reservation): Promise<Admission> {

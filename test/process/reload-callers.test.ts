@@ -68,7 +68,9 @@ t.test('a key removed from GATEWAY_API_KEYS_FILE: edit, SIGHUP, and it is refuse
   t.notMatch(server.output(), new RegExp(`${SEARCH_KEY}|${BATCH_KEY}`), 'no key in the output');
 });
 
-t.test('limits and budgets counted before a reload still hold after it', async (t) => {
+// WORKERS=2: the primary decides every admission. WORKERS=1: the worker counted alone and reported; the primary takes
+// the counting back when the reload starts and hands its counts to the new worker.
+for (const workers of [1, 2]) t.test(`WORKERS=${workers}: limits and budgets counted before a reload still hold after it`, async (t) => {
   const routes = (extra = '') =>
     callersRoutes(`  batch-team:
     keys: [${digestLine(BATCH_KEY)}]
@@ -82,8 +84,8 @@ t.test('limits and budgets counted before a reload still hold after it', async (
   // 10 prompt and 5 completion tokens on mock/big: 0.00002 USD an answer.
   const mock = await startUsageMock({ prompt: 10, completion: 5 });
   t.teardown(() => mock.upstream.close());
-  // Two workers: the counts are the primary's, and connections are handed round-robin, through the reload too.
-  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '2' }, [build.serverJs]);
+  // Two workers: connections are handed round-robin, through the reload too.
+  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: String(workers) }, [build.serverJs]);
   t.teardown(() => server.child.kill('SIGKILL'));
 
   const started = Date.now();
@@ -102,9 +104,9 @@ t.test('limits and budgets counted before a reload still hold after it', async (
   // A changed roster (the caller may now use a model more), so the new workers run other tables.
   build.writeRoutes(routes(`\n    models: [mock/big, mock/gpt-4.1-mini]`));
   const newWorkers = await reload(server);
-  t.equal(newWorkers.length, 2);
-  // Both old workers gone: the port stays open for the new ones.
-  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'worker retired').length === 2 ? true : undefined), 30_000);
+  t.equal(newWorkers.length, workers);
+  // Every old worker gone: the port stays open for the new ones.
+  await waitForOutput(server, (output) => (logLinesOf(output).filter((line) => line['msg'] === 'worker retired').length === workers ? true : undefined), 30_000);
   const after = [await ask(server, SEARCH_KEY), await ask(server, SEARCH_KEY)];
   const elapsed = Date.now() - started;
   // 2 a minute refills one every 30 s: within that, exactly one more is answered.
