@@ -25,7 +25,7 @@ const FAKE_ANTHROPIC_KEY = 'bench-not-a-real-key';
 
 export interface Gateway extends Target {
   readonly origin: string;
-  /** The cluster primary node started: it serves nothing, but counts the limited caller over IPC for every request. */
+  /** The cluster primary node started: it serves nothing (with WORKERS>1, or during a reload, it counts limited callers over IPC). */
   readonly primaryPid: number;
   /** The request log's lines so far (`"msg":"request"`) written by the process measured (`pid`, the worker), counted in its file. */
   logLines(): number;

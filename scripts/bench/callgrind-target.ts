@@ -52,7 +52,7 @@ export interface CountedTarget {
   readonly url: string;
   /** The model every answer must carry. */
   readonly model: string;
-  /** The process that serves first; a gateway's cluster primary after it (it counts limited callers over IPC). */
+  /** The process that serves first; a gateway's cluster primary after it (whatever per-request work it does: limited callers' counts with WORKERS>1). */
   readonly processes: readonly CountedProcess[];
   /** Request log lines written by the serving process so far (its log file, by pid); null for a proxy. */
   logLines(): number | null;
@@ -67,7 +67,7 @@ export interface CountedTarget {
  * `listening on <url>` to its stdout, which is a file there: its request log, as ops run it. The gateway's
  * `node dist/server.js` is a cluster primary that serves nothing and forks the worker that serves (issue 36):
  * valgrind follows the fork (--trace-children=yes), and the worker, found by the pid its /health answers with, is
- * the process counted; the primary is counted beside it, since it counts limited callers for every request.
+ * the process counted; the primary is counted beside it, so any per-request work done there shows.
  */
 export async function startCounted(run: CountedRun, name: string, script: string, extraEnv: Record<string, string>, model: string, ready: 'ipc' | 'log'): Promise<CountedTarget> {
   const outFile = join(run.workDir, `${name.replace(/\W+/g, '-')}.%p`);

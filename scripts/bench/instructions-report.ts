@@ -38,7 +38,7 @@ export function describeGatewaySetup(args: { route: string; routingModel: string
     `- The gateway as ops run it: \`node dist/server.js\` (a cluster primary and one worker), route \`${args.routingModel}\` (BENCH_INSTR_ROUTE=${args.route}), request log on as JSON lines to a file ` +
     `(${[...args.logged].map(([name, lines]) => `${name}: ${lines.toLocaleString('en-US')} lines from its worker for ${args.served.toLocaleString('en-US')} requests`).join('; ')}), ` +
     'metrics on, prices on, tracing off unless named, one caller with limits counted in memory (its key sent with every request, to every target).\n' +
-    `- Processes counted: the cluster worker that serves (its pid from /health, checked against the pid on every request log line), and the primary beside it, which counts the limited caller over IPC (${counted}).`
+    `- Processes counted: the cluster worker that serves (its pid from /health, checked against the pid on every request log line), and the primary beside it, so any per-request work it does shows (the only worker counts its limited caller itself) (${counted}).`
   );
 }
 

@@ -14,7 +14,7 @@
 // `npm run bench` runs it (bench-gateway.ts, issue 40's budget): the bench routing table, the request log as JSON
 // lines to a file, metrics on, prices on, tracing off, one caller with limits counted in memory whose key every
 // request sends. That is a cluster primary and its worker: valgrind follows the fork, the worker (which serves) is
-// counted, and so is the primary beside it (it counts the limited caller over IPC); callgrind-target.ts.
+// counted, and so is the primary beside it (any per-request work it does shows); callgrind-target.ts.
 // BENCH_INSTR_ROUTE picks the gateway's route: two-endpoints (default: `bench/llama3.2`, as ops run it and as
 // `npm run bench`) or one-endpoint (`bench-one/llama3.2`, one endpoint and no fallback, as the shipped `local/llama3.2`).
 // Each target first serves BENCH_INSTR_WARMUP requests (3000) of every scenario (non-streamed; 20-event
