@@ -25,7 +25,9 @@ const FAKE_ANTHROPIC_KEY = 'bench-not-a-real-key';
 
 export interface Gateway extends Target {
   readonly origin: string;
-  /** The request log's lines so far (`"msg":"request"`), counted in its file. */
+  /** The cluster primary node started: it serves nothing (with WORKERS>1, or during a reload, it counts limited callers over IPC). */
+  readonly primaryPid: number;
+  /** The request log's lines so far (`"msg":"request"`) written by the process measured (`pid`, the worker), counted in its file. */
   logLines(): number;
   stop(): Promise<void>;
 }
@@ -56,11 +58,17 @@ export function originFromLogFile(child: ChildProcess, file: string, what: strin
   return whenReady(child, what, announced, timeoutMs, detail);
 }
 
-/** The request log lines in `file` (one per answered request), so a run can check the file got every one. */
-export function requestLogLines(file: string): number {
+/**
+ * The request log lines in `file` (one per answered request), so a run can check the file got every one; with `pid`,
+ * only the lines that process wrote (every line carries its writer's pid): a check that the process measured served.
+ */
+export function requestLogLines(file: string, pid?: number): number {
   const text = readFileSync(file, 'latin1');
+  const writer = `"pid":${pid},`;
   let lines = 0;
-  for (let at = text.indexOf('"msg":"request"'); at !== -1; at = text.indexOf('"msg":"request"', at + 15)) lines++;
+  for (let at = text.indexOf('"msg":"request"'); at !== -1; at = text.indexOf('"msg":"request"', at + 15)) {
+    if (pid === undefined || text.slice(text.lastIndexOf('\n', at) + 1, at).includes(writer)) lines++;
+  }
   return lines;
 }
 
@@ -129,7 +137,8 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     origin,
     url: `${origin}/v1/chat/completions`,
     pid,
-    logLines: () => requestLogLines(logFile),
+    primaryPid: child.pid!,
+    logLines: () => requestLogLines(logFile, pid),
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
 import { CALLER_HEADERS } from './bench-protocol.js';
 import { bareEnv, onStop, portMessage, track, whenReady } from './children.js';
-import { connectRemoteHeap, inspectorUrl } from './inspector-gc.js';
+import { connectRemoteHeap, inspectorUrls } from './inspector-gc.js';
 import { REPO } from './report.js';
 
 /** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
@@ -40,23 +40,34 @@ export const targetEnv = (extra: Record<string, string>) => bareEnv({ HOST, ...e
 export const readyWithin600s = <T>(child: ChildProcess, what: string, ready: Promise<T>) =>
   whenReady(child, what, ready, 600_000).catch((error: Error) => fail(error.message));
 
+/** A process of a target whose instructions are counted; the first of a target's is the one that serves. */
+export interface CountedProcess {
+  /** What it is: `proxy`, or for the gateway `worker (serves)` and `primary`. */
+  readonly role: string;
+  readonly pid: number;
+}
+
 export interface CountedTarget {
   readonly name: string;
   readonly url: string;
   /** The model every answer must carry. */
   readonly model: string;
-  readonly pid: number;
-  /** The gateway's request log lines so far (its log file); null for a proxy. */
+  /** The process that serves first; a gateway's cluster primary after it (whatever per-request work it does: limited callers' counts with WORKERS>1). */
+  readonly processes: readonly CountedProcess[];
+  /** Request log lines written by the serving process so far (its log file, by pid); null for a proxy. */
   logLines(): number | null;
-  /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost the target. */
-  count(work: () => Promise<void>): Promise<number>;
-  /** The last count's two callgrind dumps (the window with `work`, the window with the collection alone), and the perf map. */
+  /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost each of `processes`, in that order. */
+  count(work: () => Promise<void>): Promise<number[]>;
+  /** The serving process's last count's two callgrind dumps (the window with `work`, the window with the collection alone), and its perf map. */
   readonly files: { work: string; idle: string; perfMap: string };
 }
 
 /**
  * Starts `node <script>` under callgrind; the script reports its port over IPC, or (the gateway, `log`) prints
- * `listening on <url>` to its stdout, which is a file there: its request log, as ops run it.
+ * `listening on <url>` to its stdout, which is a file there: its request log, as ops run it. The gateway's
+ * `node dist/server.js` is a cluster primary that serves nothing and forks the worker that serves (issue 36):
+ * valgrind follows the fork (--trace-children=yes), and the worker, found by the pid its /health answers with, is
+ * the process counted; the primary is counted beside it, so any per-request work done there shows.
  */
 export async function startCounted(run: CountedRun, name: string, script: string, extraEnv: Record<string, string>, model: string, ready: 'ipc' | 'log'): Promise<CountedTarget> {
   const outFile = join(run.workDir, `${name.replace(/\W+/g, '-')}.%p`);
@@ -65,8 +76,10 @@ export async function startCounted(run: CountedRun, name: string, script: string
   // --parts names JIT code by the perf map, and code still interpreted by a copy of the interpreter's entry per
   // function; V8's log, which --perf-basic-prof also writes, goes to the work folder.
   const perfArgs = run.perfMaps ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
+  // A cluster worker inherits node's flags (its inspector on the primary's port + 1) and, traced, valgrind's.
+  const traceChildren = ready === 'log' ? ['--trace-children=yes'] : [];
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
+    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
       cwd: REPO,
       env: targetEnv(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],
@@ -74,53 +87,80 @@ export async function startCounted(run: CountedRun, name: string, script: string
   );
   if (typeof stdout === 'number') closeSync(stdout);
   let stderrTail = '';
-  let inspector: string | undefined;
+  let stderrHead = '';
   child.stderr!.on('data', (piece: Buffer) => {
     stderrTail = (stderrTail + piece.toString()).slice(-2000);
-    inspector ??= inspectorUrl(stderrTail);
+    if (stderrHead.length < 100_000) stderrHead += piece.toString();
   });
   const origin =
     ready === 'ipc'
       ? await readyWithin600s(child, name, portMessage(child).then((port) => `http://127.0.0.1:${port}`))
       : await originFromLogFile(child, logFile, name, 600_000, () => `:\n${stderrTail}`).catch((error: Error) => fail(error.message));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
-  const pid = child.pid!;
-  if (!inspector) fail(`${name} printed no inspector URL:\n${stderrTail}`);
-  const heap = await connectRemoteHeap(inspector);
-  let dumps = 0;
-  const control = (command: string) => execFileSync('callgrind_control', [command, String(pid)], { env: targetEnv({}), stdio: 'ignore' });
-  /** The instructions from a full collection, through `work`, to the end of another full collection. */
+  const inspectors = inspectorUrls(stderrHead);
+  if (inspectors.length === 0) fail(`${name} printed no inspector URL:\n${stderrTail}`);
+  const heaps = await Promise.all(inspectors.map(async (url) => connectRemoteHeap(url)));
+  const heapOf = new Map(await Promise.all(heaps.map(async (heap) => [await heap.pid(), heap] as const)));
+  // The process that serves: the proxy itself, or the gateway's worker, which names itself on /health.
+  const servingPid = ready === 'ipc' ? child.pid! : ((await (await fetch(`${origin}/health`)).json()) as { pid: number }).pid;
+  const processes: CountedProcess[] =
+    ready === 'ipc'
+      ? [{ role: 'proxy', pid: servingPid }]
+      : [
+          { role: 'worker (serves)', pid: servingPid },
+          { role: 'primary', pid: child.pid! },
+        ];
+  for (const { role, pid } of processes) if (!heapOf.has(pid)) fail(`${name}: no inspector answered for its ${role}, pid ${pid} (inspectors of pids ${[...heapOf.keys()].join(', ')})`);
+  // The worker is valgrind's child, not this script's: killed on the way out with the rest (a SIGKILLed primary cannot stop it).
+  if (ready === 'log') onStop(() => killQuietly(servingPid));
+  if (ready === 'log' && servingPid === child.pid) fail(`${name}: /health answered from the primary (pid ${servingPid}); expected a cluster worker`);
+  const dumps = new Map<number, number>();
+  const control = (command: string, pid: number) => execFileSync('callgrind_control', [command, String(pid)], { env: targetEnv({}), stdio: 'ignore' });
+  /** The instructions of each process from a full collection, through `work`, to the end of another full collection. */
   const between = async (work: () => Promise<void>) => {
-    await heap.collectGarbage();
-    control('-z');
+    for (const { pid } of processes) await heapOf.get(pid)!.collectGarbage();
+    for (const { pid } of processes) control('-z', pid);
     await work();
-    await heap.collectGarbage();
-    control('-d');
-    const dump = `${outFile.replace('%p', String(pid))}.${++dumps}`;
-    for (let waited = 0; waited < 120_000; waited += 200) {
-      const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
-      if (totals) return { instructions: Number(totals[1]), dump };
-      await sleep(200);
-    }
-    return fail(`no callgrind dump from ${name} within 120 s`);
+    for (const { pid } of processes) await heapOf.get(pid)!.collectGarbage();
+    for (const { pid } of processes) control('-d', pid);
+    return Promise.all(
+      processes.map(async ({ pid }) => {
+        dumps.set(pid, (dumps.get(pid) ?? 0) + 1);
+        const dump = `${outFile.replace('%p', String(pid))}.${dumps.get(pid)}`;
+        for (let waited = 0; waited < 120_000; waited += 200) {
+          const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
+          if (totals) return { instructions: Number(totals[1]), dump };
+          await sleep(200);
+        }
+        return fail(`no callgrind dump from ${name} (pid ${pid}) within 120 s`);
+      }),
+    );
   };
-  const files = { work: '', idle: '', perfMap: `/tmp/perf-${pid}.map` };
-  if (run.perfMaps) onStop(() => rmSync(files.perfMap, { force: true }));
+  const files = { work: '', idle: '', perfMap: `/tmp/perf-${servingPid}.map` };
+  if (run.perfMaps) onStop(() => processes.forEach(({ pid }) => rmSync(`/tmp/perf-${pid}.map`, { force: true })));
   return {
     name,
     url: `${origin}/v1/chat/completions`,
     model,
-    pid,
+    processes,
     files,
-    logLines: () => (ready === 'log' ? requestLogLines(logFile) : null),
+    logLines: () => (ready === 'log' ? requestLogLines(logFile, servingPid) : null),
     async count(work) {
       // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
       const counted = await between(work);
       const idle = await between(async () => {});
-      [files.work, files.idle] = [counted.dump, idle.dump];
-      return counted.instructions - idle.instructions;
+      [files.work, files.idle] = [counted[0]!.dump, idle[0]!.dump];
+      return counted.map((one, index) => one.instructions - idle[index]!.instructions);
     },
   };
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 /** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */

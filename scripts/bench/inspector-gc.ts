@@ -5,12 +5,19 @@
 
 /** The inspector's WebSocket URL, from the `Debugger listening on ws://…` line Node prints to stderr. */
 export function inspectorUrl(stderr: string): string | undefined {
-  return /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
+  return inspectorUrls(stderr)[0];
+}
+
+/** Every inspector URL in `stderr`: a cluster primary and each worker it forks print one each (the worker's port is the primary's + 1). */
+export function inspectorUrls(stderr: string): string[] {
+  return [...stderr.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].map((match) => match[1]!);
 }
 
 export interface RemoteHeap {
   /** Resolves when the target has finished one full (mark-compact) collection: `gc()`, as --expose-gc gives it. */
   collectGarbage(): Promise<void>;
+  /** The process's pid, asked of it: which of a cluster's inspectors belongs to which process. */
+  pid(): Promise<number>;
   close(): void;
 }
 
@@ -21,23 +28,25 @@ export async function connectRemoteHeap(url: string): Promise<RemoteHeap> {
     socket.onerror = () => reject(new Error(`no inspector at ${url}`));
   });
   let lastId = 0;
-  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   socket.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; error?: { message: string } };
+    const message = JSON.parse(String(event.data)) as { id?: number; error?: { message: string }; result?: { result?: { value?: unknown } } };
     const call = message.id === undefined ? undefined : waiting.get(message.id);
     if (!call) return;
     waiting.delete(message.id!);
     if (message.error) call.reject(new Error(message.error.message));
-    else call.resolve();
+    else call.resolve(message.result?.result?.value);
   };
+  const evaluate = (expression: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      const id = ++lastId;
+      waiting.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+    });
   return {
-    collectGarbage: () =>
-      new Promise<void>((resolve, reject) => {
-        const id = ++lastId;
-        waiting.set(id, { resolve, reject });
-        // HeapProfiler.collectGarbage would collect until nothing more is freed (up to seven times): costlier, no steadier.
-        socket.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression: 'gc()' } }));
-      }),
+    // HeapProfiler.collectGarbage would collect until nothing more is freed (up to seven times): costlier, no steadier.
+    collectGarbage: async () => void (await evaluate('gc()')),
+    pid: async () => Number(await evaluate('process.pid')),
     close: () => socket.close(),
   };
 }

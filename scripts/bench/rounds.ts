@@ -53,8 +53,8 @@ export async function runComparison(): Promise<ComparisonRun> {
   for (const pid of [mock.child.pid!, loader.pid, process.pid]) pin(pid, OTHER_CPUS);
   const targets: readonly Target[] = [gateway, ...proxies];
   for (const target of targets) pin(target.pid, TARGET_CPUS);
-  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
-  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);
+  const context: RunContext = { loader, benchPids: [process.pid, mock.child.pid!, loader.pid, gateway.primaryPid, ...targets.map((t) => t.pid)], foreignMax: 0, loadSideMax: 0, repeated: 0, gatewayAnswers: 0 };
+  process.stderr.write(`bench: mock provider pid ${mock.child.pid}, ${targets.map((t) => `${t.name} pid ${t.pid}`).join(', ')} (the gateway's pid is its cluster worker's, from /health: the process measured; its primary, pid ${gateway.primaryPid}, is the bench's, not foreign load; gateway at ${gateway.origin}), load generator pid ${loader.pid}\n`);
 
   const warmUps = new Map<string, WarmUpSlices>();
   for (const target of targets) warmUps.set(target.name, await warmUp(context, target, SCENARIOS.filter((s) => servesScenario(target.name, s)), START_WARMUP_SECONDS));
@@ -85,7 +85,7 @@ export async function runComparison(): Promise<ComparisonRun> {
     logLines = gateway.logLines();
   }
   const counted = await countedRequests(gateway);
-  if (logLines < context.gatewayAnswers) throw new Error(`the gateway's log file has ${logLines} request lines for ${context.gatewayAnswers} answers: is the request log on, or were lines dropped?`);
+  if (logLines < context.gatewayAnswers) throw new Error(`the gateway's log file has ${logLines} request lines from the measured process (pid ${gateway.pid}) for ${context.gatewayAnswers} answers: is the request log on, were lines dropped, or is another process serving?`);
   if (counted < context.gatewayAnswers * 0.99) throw new Error(`gateway_requests_total is ${counted} for ${context.gatewayAnswers} answers: are metrics on?`);
   // Both endpoints of each provider must have served: else the failover bookkeeping measured is one endpoint's.
   for (const model of new Set(SCENARIOS.map((s) => s.model).filter((m) => !(ONE_ENDPOINT && m === GATEWAY_MODEL)))) {
