@@ -19,18 +19,7 @@ export class MemoryLimitStore implements LimitStore {
     const counts = this.countsOf(spec, now);
     const decision = decide(counts, spec, periods, now, reserve);
     if (decision.refused) return { ...decision, settle: () => {} };
-    let settled = false;
-    const held = counts;
-    return {
-      ...decision,
-      settle: (settlement) => {
-        if (settled) return;
-        settled = true;
-        const now = this.clock();
-        // Charged to the period the answer ends in.
-        settle(held, spec, periodsAt(now), settlement, now, reserve);
-      },
-    };
+    return { ...decision, settle: this.adopt(spec, reserve) };
   }
 
   /** Counts an admission decided elsewhere (no refusal); its settle() gives it back as admitNow's does. */
@@ -40,26 +29,27 @@ export class MemoryLimitStore implements LimitStore {
     return this.adopt(spec, reserve);
   }
 
-  /** The settle() of an admission these counts already hold (it came in a snapshot): counts nothing now. */
+  /** The settle() of an admission these counts already hold (admitted here, or in a snapshot): counts nothing now. */
   adopt(spec: LimitSpec, reserve: Reservation): (settlement: Settlement) => void {
     let settled = false;
     return (settlement) => {
       if (settled) return;
       settled = true;
       const now = this.clock();
+      // Charged to the period the answer ends in.
       settle(this.countsOf(spec, now), spec, periodsAt(now), settlement, now, reserve);
     };
   }
 
   /** A copy of every caller's counts. */
   snapshot(): CountsSnapshot {
-    return [...this.counts].map(([name, counts]) => [name, { ...counts, requests: { ...counts.requests }, tokens: { ...counts.tokens } }]);
+    return [...this.counts].map(([name, counts]) => [name, copyOf(counts)]);
   }
 
   /** Starts from another store's counts (a snapshot that crossed IPC: plain numbers and strings). */
   seed(snapshot: CountsSnapshot): void {
     this.counts.clear();
-    for (const [name, counts] of snapshot) this.counts.set(name, { ...counts, requests: { ...counts.requests }, tokens: { ...counts.tokens } });
+    for (const [name, counts] of snapshot) this.counts.set(name, copyOf(counts));
   }
 
   private countsOf(spec: LimitSpec, now: number): CallerCounts {
@@ -87,4 +77,9 @@ export class MemoryLimitStore implements LimitStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** A caller's counts, its two buckets copied too: a snapshot must not move with the store it came from. */
+function copyOf(counts: CallerCounts): CallerCounts {
+  return { ...counts, requests: { ...counts.requests }, tokens: { ...counts.tokens } };
 }
