@@ -29,6 +29,8 @@ export interface Gateway extends Target {
   readonly primaryPid: number;
   /** The request log's lines so far (`"msg":"request"`) written by the process measured (`pid`, the worker), counted in its file. */
   logLines(): number;
+  /** What the gateway printed to stderr first (up to 100 kB): with `--inspect`, its processes' inspector URLs. */
+  stderrHead(): string;
   stop(): Promise<void>;
 }
 
@@ -124,8 +126,12 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
   );
   closeSync(stdout); // the child has its own descriptor
   let stderrTail = '';
+  let stderrHead = '';
   let stopping = false;
-  child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-4000)));
+  child.stderr!.on('data', (piece: Buffer) => {
+    stderrTail = (stderrTail + piece.toString()).slice(-4000);
+    if (stderrHead.length < 100_000) stderrHead += piece.toString();
+  });
   const origin = await originFromLogFile(child, logFile, 'the gateway', 30_000, () => `:\n${stderrTail}`);
   // The process that serves is the cluster worker, not the primary that node started: /health names it.
   const { pid } = (await (await fetch(`${origin}/health`)).json()) as { pid: number };
@@ -139,6 +145,7 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     pid,
     primaryPid: child.pid!,
     logLines: () => requestLogLines(logFile, pid),
+    stderrHead: () => stderrHead,
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
