@@ -111,16 +111,17 @@ let launches = 0;
 
 /**
  * Starts the gateway with every endpoint of every bench provider on the mock provider at `mockPort`; `nodeArgs` go
- * to node; `source`: another build's dist/ (the first call's is used for the whole run).
+ * to node; `source`: another build's dist/ (the first call's is used for the whole run); `env`: more of its
+ * environment (bench:tracing-cpu's OTEL_EXPORTER_OTLP_ENDPOINT).
  */
-export async function startGateway(mockPort: number, nodeArgs: readonly string[] = [], source?: string): Promise<Gateway> {
+export async function startGateway(mockPort: number, nodeArgs: readonly string[] = [], source?: string, env: Record<string, string> = {}): Promise<Gateway> {
   server ??= benchDist(source ? { source } : {});
   const logFile = join(runDir(), `gateway-${++launches}.log`);
   const stdout = openLogFile(logFile);
   const child = track(
     spawn(process.execPath, [...nodeArgs, server], {
       cwd: REPO,
-      env: bareEnv({ ...benchGatewayEnv(mockPort), PORT: '0', HOST: '127.0.0.1' }),
+      env: bareEnv({ ...benchGatewayEnv(mockPort), PORT: '0', HOST: '127.0.0.1', ...env }),
       stdio: ['ignore', stdout, 'pipe'],
     }),
   );
