@@ -11,7 +11,7 @@
 // checked requests at 8 keep-alive connections. Bytes per request = the profile's bytes ÷ requests
 // (allocation-profile.ts): an estimate from sampling, with two rounds so its spread shows.
 //
-//   npm run bench:allocation               about 1–2 minutes on 2 cores; writes the ALLOCATION block of BENCHMARKS.md
+//   npm run bench:allocation               about 1–2 minutes on 2 cores; writes the ALLOCATION block (in docs/performance.md)
 //   npm run bench:allocation -- --no-write prints only
 import { fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,7 @@ import { CONNECTIONS, drive, type Scenario } from './callgrind-target.js';
 import { bareEnv, killAll, killAllOnExit, portMessage, track, whenReady } from './children.js';
 import { int } from './format.js';
 import { connectRemoteHeap, inspectorUrls, type RemoteHeap } from './inspector-gc.js';
-import { describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
+import { blockFile, describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 import { fatal, PROXIES, runDir, startMockProvider } from './targets.js';
 
 for (const arg of process.argv.slice(2)) {
@@ -156,7 +156,7 @@ function allocationBlock(figures: ReadonlyMap<string, number[]>, run: { fewestSa
     return `| ${s.label} | ${kb(raw)} | **${kb(got)}** (${rounds(`got proxy|${s.label}|proxy`)}) | ${kb(express)} | ${kb(worker)} (${rounds(`gateway|${s.label}|worker`)}) | ${kb(primary)} | **${kb(gateway)}** | ≤ ${kb(got + ALLOCATION_MARGIN_BYTES)} | ${allocationVerdict(gateway, got)} |`;
   });
   return [
-    '## Allocation per request (`npm run bench:allocation`)',
+    '#### Latest run',
     '',
     ...machine,
     `- Command: \`npm run bench:allocation\`; ${WARMUP} warm-up requests per target and scenario, then ${ROUNDS} rounds of ${REQUESTS} profiled requests, ${CONNECTIONS} keep-alive connections`,
@@ -176,7 +176,7 @@ function allocationBlock(figures: ReadonlyMap<string, number[]>, run: { fewestSa
 process.stdout.write(`\n${markdown}\n`);
 if (WRITE) {
   writeBlock('ALLOCATION', markdown, '# Benchmarks\n');
-  process.stderr.write('bench:allocation: wrote BENCHMARKS.md\n');
+  process.stderr.write(`bench:allocation: wrote ${blockFile('ALLOCATION')}\n`);
 }
 killAll();
 process.exit(0);

@@ -1,5 +1,5 @@
 // The gateway as `npm run bench` measures it: the built dist/, run as ops run it (`node server.js`, default
-// configuration, issue 25's budget): the request log at info as JSON lines to a FILE (stdout redirected to it, as
+// configuration, issue 40's budget): the request log at info as JSON lines to a FILE (stdout redirected to it, as
 // a container runtime or systemd does; never a pipe this process drains), metrics on, tracing off, and one caller
 // with limits counted in memory, whose key every load generator sends. The routing table is the bench's own
 // (bench-routes.yaml: two endpoints per provider, a one-endpoint provider, an anthropic-dialect provider, prices),
