@@ -16,14 +16,11 @@ import { killAll, killAllOnExit } from './children.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { cpuMicros, median } from './proc-stats.js';
 import { describeMachine, ensureBuilt, writeBlock } from './report.js';
+import { envNumber } from './settings.js';
 import { fatal, startMockProvider } from './targets.js';
 import { tracingVerdict } from './tracing-verdict.js';
 
-const REQUESTS = Number(process.env['BENCH_TRACING_REQUESTS'] ?? 3000);
-if (!Number.isInteger(REQUESTS) || REQUESTS < 100) {
-  process.stderr.write('bench:tracing-cpu: BENCH_TRACING_REQUESTS must be an integer of at least 100\n');
-  process.exit(2);
-}
+const REQUESTS = Math.round(envNumber('BENCH_TRACING_REQUESTS', 3000, 100, 1_000_000));
 const ROUNDS = 5;
 const MODEL = 'bench/llama3.2';
 const MESSAGES = [{ role: 'user', content: 'Say hello.' }];
