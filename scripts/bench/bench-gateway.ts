@@ -1,5 +1,5 @@
 // The gateway as `npm run bench` measures it: the built dist/, run as ops run it (`node server.js`, default
-// configuration, issue 25's budget): the request log at info as JSON lines to a FILE (stdout redirected to it, as
+// configuration, issue 40's budget): the request log at info as JSON lines to a FILE (stdout redirected to it, as
 // a container runtime or systemd does; never a pipe this process drains), metrics on, tracing off, and one caller
 // with limits counted in memory, whose key every load generator sends. The routing table is the bench's own
 // (bench-routes.yaml: two endpoints per provider, a one-endpoint provider, an anthropic-dialect provider, prices),
@@ -29,6 +29,8 @@ export interface Gateway extends Target {
   readonly primaryPid: number;
   /** The request log's lines so far (`"msg":"request"`) written by the process measured (`pid`, the worker), counted in its file. */
   logLines(): number;
+  /** What the gateway printed to stderr first (up to 100 kB): with `--inspect`, its processes' inspector URLs. */
+  stderrHead(): string;
   stop(): Promise<void>;
 }
 
@@ -109,23 +111,28 @@ let launches = 0;
 
 /**
  * Starts the gateway with every endpoint of every bench provider on the mock provider at `mockPort`; `nodeArgs` go
- * to node; `source`: another build's dist/ (the first call's is used for the whole run).
+ * to node; `source`: another build's dist/ (the first call's is used for the whole run); `env`: more of its
+ * environment (bench:tracing-cpu's OTEL_EXPORTER_OTLP_ENDPOINT).
  */
-export async function startGateway(mockPort: number, nodeArgs: readonly string[] = [], source?: string): Promise<Gateway> {
+export async function startGateway(mockPort: number, nodeArgs: readonly string[] = [], source?: string, env: Record<string, string> = {}): Promise<Gateway> {
   server ??= benchDist(source ? { source } : {});
   const logFile = join(runDir(), `gateway-${++launches}.log`);
   const stdout = openLogFile(logFile);
   const child = track(
     spawn(process.execPath, [...nodeArgs, server], {
       cwd: REPO,
-      env: bareEnv({ ...benchGatewayEnv(mockPort), PORT: '0', HOST: '127.0.0.1' }),
+      env: bareEnv({ ...benchGatewayEnv(mockPort), PORT: '0', HOST: '127.0.0.1', ...env }),
       stdio: ['ignore', stdout, 'pipe'],
     }),
   );
   closeSync(stdout); // the child has its own descriptor
   let stderrTail = '';
+  let stderrHead = '';
   let stopping = false;
-  child.stderr!.on('data', (piece: Buffer) => (stderrTail = (stderrTail + piece.toString()).slice(-4000)));
+  child.stderr!.on('data', (piece: Buffer) => {
+    stderrTail = (stderrTail + piece.toString()).slice(-4000);
+    if (stderrHead.length < 100_000) stderrHead += piece.toString();
+  });
   const origin = await originFromLogFile(child, logFile, 'the gateway', 30_000, () => `:\n${stderrTail}`);
   // The process that serves is the cluster worker, not the primary that node started: /health names it.
   const { pid } = (await (await fetch(`${origin}/health`)).json()) as { pid: number };
@@ -139,6 +146,7 @@ export async function startGateway(mockPort: number, nodeArgs: readonly string[]
     pid,
     primaryPid: child.pid!,
     logLines: () => requestLogLines(logFile, pid),
+    stderrHead: () => stderrHead,
     async stop() {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,8 +1,9 @@
 // `npm run bench` (issues 5 and 13): the built gateway (dist/, as ops run it: logs and metrics on, a routing
 // table with two endpoints per provider) side by side with a pass-through proxy that calls its upstream through
-// got (the floor for a gateway that keeps got, which the budget is measured against), a raw Node proxy (the
-// floor of all) and the got proxy behind Express with the parsing no gateway skips (the design before any feature),
-// all in front of the same fast local mock provider, under the same autocannon load.
+// got (the floor for a gateway that keeps got), a raw Node proxy (the floor of all) and the got proxy behind
+// Express with the parsing no gateway skips (the design before any feature, which issue 40's CPU lines are
+// measured against), all in front of the same fast local mock provider, under the same autocannon load. The
+// report ends with issue 40's budget table, all seven lines (budget-table.ts).
 //
 // Every party is its own process: the mock provider, the gateway, the three proxies, and the load generator
 // (autocannon plus a sequential client for time to first event). This process only starts them, sends commands

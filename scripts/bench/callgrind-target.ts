@@ -164,7 +164,7 @@ function killQuietly(pid: number): void {
 }
 
 /** Sends `total` requests over CONNECTIONS keep-alive connections, each answer checked in full. */
-export async function drive(target: CountedTarget, scenario: Scenario, total: number): Promise<void> {
+export async function drive(target: Pick<CountedTarget, 'name' | 'url' | 'model'>, scenario: Scenario, total: number): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   let left = total;
   const one = () =>

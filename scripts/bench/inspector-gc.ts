@@ -2,6 +2,8 @@
 // over its inspector: bench:instructions collects before zeroing a target's counters and again before dumping
 // them, so each count holds the collection of exactly the garbage its own requests made. Without it, whether a
 // major GC fell inside the window moved single counts by ~100 k instructions per request (2026-11-26).
+// bench:allocation runs V8's sampling heap profiler over the same connection (allocation-profile.ts sums it).
+import type { SamplingHeapProfile } from './allocation-profile.js';
 
 /** The inspector's WebSocket URL, from the `Debugger listening on ws://…` line Node prints to stderr. */
 export function inspectorUrl(stderr: string): string | undefined {
@@ -18,6 +20,12 @@ export interface RemoteHeap {
   collectGarbage(): Promise<void>;
   /** The process's pid, asked of it: which of a cluster's inspectors belongs to which process. */
   pid(): Promise<number>;
+  /** Runtime.evaluate in the target: the expression's value (by value). */
+  evaluate(expression: string): Promise<unknown>;
+  /** HeapProfiler.startSampling every ~`intervalBytes`, keeping the samples of objects young and full collections freed. */
+  startSampling(intervalBytes: number): Promise<void>;
+  /** HeapProfiler.stopSampling: every sample since startSampling. */
+  stopSampling(): Promise<SamplingHeapProfile>;
   close(): void;
 }
 
@@ -30,23 +38,28 @@ export async function connectRemoteHeap(url: string): Promise<RemoteHeap> {
   let lastId = 0;
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   socket.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; error?: { message: string }; result?: { result?: { value?: unknown } } };
+    const message = JSON.parse(String(event.data)) as { id?: number; error?: { message: string }; result?: unknown };
     const call = message.id === undefined ? undefined : waiting.get(message.id);
     if (!call) return;
     waiting.delete(message.id!);
     if (message.error) call.reject(new Error(message.error.message));
-    else call.resolve(message.result?.result?.value);
+    else call.resolve(message.result);
   };
-  const evaluate = (expression: string) =>
+  const send = (method: string, params: object = {}) =>
     new Promise<unknown>((resolve, reject) => {
       const id = ++lastId;
       waiting.set(id, { resolve, reject });
-      socket.send(JSON.stringify({ id, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+      socket.send(JSON.stringify({ id, method, params }));
     });
+  const evaluate = async (expression: string) => ((await send('Runtime.evaluate', { expression, returnByValue: true })) as { result?: { value?: unknown } }).result?.value;
   return {
     // HeapProfiler.collectGarbage would collect until nothing more is freed (up to seven times): costlier, no steadier.
     collectGarbage: async () => void (await evaluate('gc()')),
     pid: async () => Number(await evaluate('process.pid')),
+    evaluate,
+    startSampling: async (intervalBytes) =>
+      void (await send('HeapProfiler.startSampling', { samplingInterval: intervalBytes, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })),
+    stopSampling: async () => ((await send('HeapProfiler.stopSampling')) as { profile: SamplingHeapProfile }).profile,
     close: () => socket.close(),
   };
 }

@@ -1,142 +1,93 @@
-// `npm run bench:tracing-cpu`: CPU time per request with OpenTelemetry off and on, in one process, rounds
-// alternated. A quick figure where valgrind is too slow (`npm run bench:tracing` counts instructions instead, and
-// is the comparison to trust): the load client, the mock provider and an OTLP sink run in this process beside two
-// gateways (createGateway, as server.ts builds it), one without telemetry and one exporting every span and the GenAI
-// metrics over http/protobuf to the sink. Both gateways are driven alike, so the difference per request is what
-// tracing costs. CPU time is process.cpuUsage (user + system): other processes' work is not counted, but a loaded
-// machine still slows every instruction (caches, frequency), so compare the difference, not the absolute figures.
+// `npm run bench:tracing-cpu` (issue 40, line 7: tracing on costs ≤ +25% CPU per request over tracing off): CPU
+// time per request of the built gateway with OpenTelemetry off and on, side by side, rounds alternated.
+// Both are `node dist/server.js` as `npm run bench` starts it (bench-gateway.ts: the bench routing table, request
+// log to a file, metrics, prices, one limited caller); the second with OTEL_EXPORTER_OTLP_ENDPOINT on a local OTLP
+// sink in this process (every request sampled, traces and GenAI metrics exported over http/protobuf by the SDK's
+// batch processor). CPU is the gateway's own, from /proc: its cluster worker (which serves, pid from /health) plus
+// its primary; the load client, the mock provider and the sink are other processes. `npm run bench:tracing` counts
+// instructions instead (steadier on a loaded machine).
 //
-//   npm run bench:tracing-cpu    writes its block of BENCHMARKS.md (--no-write: prints only); BENCH_TRACING_REQUESTS per round, default 3000
-import { Agent, createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
-import { pino } from 'pino';
-import { createGateway } from '../../src/app.js';
-import { startTelemetry } from '../../src/trace/start-telemetry.js';
-import { compileRoutes } from '../routes/compile-routes.js';
-import { describeMachine, writeBlock } from './report.js';
+//   npm run bench:tracing-cpu    about 2 minutes; writes its block of BENCHMARKS.md (--no-write: prints only);
+//                                BENCH_TRACING_REQUESTS per gateway, scenario and round (default 3000)
+import { cpus, loadavg } from 'node:os';
+import { startGateway, type Gateway } from './bench-gateway.js';
+import { drive, type Scenario } from './callgrind-target.js';
+import { killAll, killAllOnExit } from './children.js';
+import { startOtlpSink } from './otlp-sink.js';
+import { cpuMicros, median } from './proc-stats.js';
+import { describeMachine, ensureBuilt, writeBlock } from './report.js';
+import { envNumber } from './settings.js';
+import { fatal, startMockProvider } from './targets.js';
+import { tracingVerdict } from './tracing-verdict.js';
 
-const REQUESTS = Number(process.env['BENCH_TRACING_REQUESTS'] ?? 3000);
-const machine = describeMachine('src/ run through tsx, in one process');
+const REQUESTS = Math.round(envNumber('BENCH_TRACING_REQUESTS', 3000, 100, 1_000_000));
 const ROUNDS = 5;
-const CONNECTIONS = 8;
-const ROUTES = `version: 1
-providers:
-  bench: { base_url: http://127.0.0.1:9/v1, base_url_env: BENCH_URL }
-models:
-  bench/llama3.2: { upstream_model: llama3.2 }
-errors:
-  default: { status: 502, type: server_error, code: upstream_error, gateway_code: provider_error }
-`;
+const MODEL = 'bench/llama3.2';
+const MESSAGES = [{ role: 'user', content: 'Say hello.' }];
+const SCENARIOS: readonly Scenario[] = [
+  { label: 'non-streamed', streamed: false, body: JSON.stringify({ model: MODEL, messages: MESSAGES, max_tokens: 64 }) },
+  { label: 'streamed, 20 events', streamed: true, body: JSON.stringify({ model: MODEL, messages: MESSAGES, stream: true, max_tokens: 20 }) },
+];
 
-const completion = JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1763700000, model: 'llama3.2',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?', refusal: null }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 9, completion_tokens: 10, total_tokens: 19 },
-});
-const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1763700000, model: 'llama3.2', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const stream = [chunk({ role: 'assistant', content: '' }, null), ...Array.from({ length: 18 }, (_, i) => chunk({ content: ` token${i}` }, null)), chunk({}, 'stop'), 'data: [DONE]\n\n'].join('');
+killAllOnExit('bench:tracing-cpu');
+process.on('unhandledRejection', (error) => fatal(error));
+ensureBuilt('bench:tracing-cpu');
+const started = Date.now();
+const machine = describeMachine('the built gateway (dist/), CPU from /proc');
+const mock = await startMockProvider();
+const sink = await startOtlpSink('127.0.0.1');
+const off = await startGateway(mock.port).catch(fatal);
+const on = await startGateway(mock.port, [], undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.origin }).catch(fatal);
 
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-const provider = await listen(
-  createServer((req, res) => {
-    let body = '';
-    req.on('data', (part: Buffer) => (body += part.toString()));
-    req.on('end', () => {
-      if (body.includes('"stream":true')) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(stream);
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(completion);
-    });
-  }),
-);
-let exports = 0;
-const sink = await listen(
-  createServer((req, res) => {
-    exports++;
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-  }),
-);
-
-const compiled = compileRoutes(ROUTES);
-if (!compiled.ok) throw new Error(`bench routes do not compile: ${JSON.stringify(compiled.problems)}`);
-const telemetry = startTelemetry(
-  {
-    traces: { url: `${sink}/v1/traces`, protocol: 'http/protobuf', headers: {} },
-    metrics: { url: `${sink}/v1/metrics`, protocol: 'http/protobuf', headers: {} },
-    serviceName: 'bench',
-    resourceAttributes: {},
-    sampler: 'parentbased_always_on',
-    samplerRatio: 1,
-    metricIntervalMs: 5000,
-  },
-  { version: '0.0.0-bench' },
-);
-const gatewayOptions = { env: { BENCH_URL: `${provider}/v1` }, version: '0.0.0-bench', maxBodyBytes: 1 << 20, maxUpstreamBodyBytes: 1 << 24, callerKeys: [], logger: pino({ level: 'silent' }) };
-const off = await listen(createServer(createGateway(compiled.tables, gatewayOptions).app));
-const on = await listen(createServer(createGateway(compiled.tables, { ...gatewayOptions, telemetry }).app));
-
-const bodies = {
-  'non-streamed': JSON.stringify({ model: 'bench/llama3.2', messages: [{ role: 'user', content: 'Say hello.' }] }),
-  'streamed, 20 events': JSON.stringify({ model: 'bench/llama3.2', messages: [{ role: 'user', content: 'Say hello.' }], stream: true }),
-};
-
-/** CPU µs of this process per request while `total` requests go to `origin`. */
-async function drive(origin: string, body: string, total: number): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(`${origin}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}`));
-        res.resume();
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-  let left = total;
-  const before = process.cpuUsage();
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => { while (left-- > 0) await one(); }));
-  const used = process.cpuUsage(before);
-  agent.destroy();
-  return (used.user + used.system) / total;
+/** CPU µs of the gateway (worker + primary) per request while `REQUESTS` checked requests of `scenario` go to it. */
+async function round(gateway: Gateway, scenario: Scenario): Promise<number> {
+  const cpu = () => cpuMicros(gateway.pid) + cpuMicros(gateway.primaryPid);
+  const before = cpu();
+  await drive({ name: gateway.name, url: gateway.url, model: MODEL }, scenario, REQUESTS);
+  return (cpu() - before) / REQUESTS;
 }
 
 const signed = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(0)}`;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 const rows: string[] = [];
-for (const [label, body] of Object.entries(bodies)) {
-  await drive(off, body, REQUESTS);
-  await drive(on, body, REQUESTS);
-  const offRuns: number[] = [];
-  const onRuns: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    offRuns.push(await drive(off, body, REQUESTS));
-    onRuns.push(await drive(on, body, REQUESTS));
+const verdicts: string[] = [];
+try {
+  for (const scenario of SCENARIOS) {
+    await round(off, scenario);
+    await round(on, scenario);
+    const offRuns: number[] = [];
+    const onRuns: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      offRuns.push(await round(off, scenario));
+      onRuns.push(await round(on, scenario));
+    }
+    const [a, b] = [median(offRuns), median(onRuns)];
+    const [lowA, lowB] = [Math.min(...offRuns), Math.min(...onRuns)];
+    const each = (runs: number[]) => runs.map((x) => x.toFixed(0)).join(', ');
+    process.stderr.write(`bench:tracing-cpu: ${scenario.label}: off ${each(offRuns)} / on ${each(onRuns)} µs per request\n`);
+    rows.push(`| ${scenario.label} | ${a.toFixed(0)} µs | ${b.toFixed(0)} µs | ${signed(b - a)} µs | **${(b / a).toFixed(2)}×** | ${lowA.toFixed(0)} µs | ${lowB.toFixed(0)} µs | ${each(offRuns)} / ${each(onRuns)} |`);
+    verdicts.push(tracingVerdict(scenario.label, a, b));
   }
-  const [a, b] = [median(offRuns), median(onRuns)];
-  const [lowA, lowB] = [Math.min(...offRuns), Math.min(...onRuns)];
-  const each = (runs: number[]) => runs.map((x) => x.toFixed(0)).join(', ');
-  rows.push(`| ${label} | ${a.toFixed(0)} µs | ${b.toFixed(0)} µs | ${signed(b - a)} µs | ${lowA.toFixed(0)} µs | ${lowB.toFixed(0)} µs | ${signed(lowB - lowA)} µs | ${each(offRuns)} / ${each(onRuns)} |`);
+} catch (error) {
+  fatal(error);
 }
-await telemetry.shutdown(2000);
+const load = loadavg()[0]!;
 const markdown = [
   '## OpenTelemetry on and off: CPU time per request (`npm run bench:tracing-cpu`)',
   '',
   ...machine,
-  `- Load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(', ')}`,
-  `- ${ROUNDS} alternated rounds of ${REQUESTS} requests per gateway and scenario (after one warm-up round each), ${CONNECTIONS} keep-alive connections; medians`,
+  `- Command: \`npm run bench:tracing-cpu\`; ${ROUNDS} alternated rounds of ${REQUESTS} checked requests per gateway and scenario (after one warm-up round each), 8 keep-alive connections; medians; load average ${load.toFixed(2)} at the end${load > cpus().length ? ' (**under load**: not a run of record)' : ''}`,
   '',
-  '| Scenario | off, median | on, median | difference | off, least | on, least | difference | every round, off / on (µs) |',
+  ...verdicts,
+  '',
+  '| Scenario | off, median | on, median | difference | on ÷ off (≤ 1.25×) | off, least | on, least | every round, off / on (µs) |',
   '|---|---:|---:|---:|---:|---:|---:|---|',
   ...rows,
   '',
-  '- CPU time of the whole process per request: the load client, the mock provider and the OTLP sink are in it too, so the',
-  `  differences, not the totals, are tracing's cost. ${exports} export requests reached the sink.`,
+  `- The built gateway as \`npm run bench\` runs it, twice: as shipped (no OTEL_* variable: the SDK is not loaded) and with \`OTEL_EXPORTER_OTLP_ENDPOINT\` on a local sink (every request sampled; ${sink.requests()} export requests, ${(sink.bytes() / 1024).toFixed(0)} KiB). CPU (user + system, /proc, clock-tick resolution) of each gateway's worker and primary per request. Wall time ${((Date.now() - started) / 60_000).toFixed(1)} min.`,
 ].join('\n');
 process.stdout.write(`\n${markdown}\n`);
 if (!process.argv.includes('--no-write')) writeBlock('TRACING-CPU', markdown, '# Benchmarks\n');
+await Promise.all([off.stop(), on.stop()]);
+killAll();
 process.exit(0);
