@@ -20,7 +20,7 @@ import { startGateway } from './bench-gateway.js';
 import { CONNECTIONS, drive, type Scenario } from './callgrind-target.js';
 import { bareEnv, killAll, killAllOnExit, portMessage, track, whenReady } from './children.js';
 import { int } from './format.js';
-import { connectRemoteHeap, inspectorUrls, type RemoteHeap } from './inspector-gc.js';
+import { connectRemoteHeap, inspectFlagForCluster, inspectorUrls, type RemoteHeap } from './inspector-gc.js';
 import { blockFile, describeMachine, ensureBuilt, REPO, transpile, writeBlock } from './report.js';
 import { envNumber } from './settings.js';
 import { fatal, PROXIES, runDir, startMockProvider } from './targets.js';
@@ -75,11 +75,11 @@ async function startProxy(proxy: (typeof PROXIES)[number], mockPort: number): Pr
 }
 
 /**
- * The gateway with its inspectors: the worker's takes the primary's port + 1, which another process on a busy
- * machine may hold; such a start is made again (three tries), with what it printed.
+ * The gateway with its inspectors: the worker's takes the primary's port + 1 (both found free just before; another process on a busy
+ * machine may still take one in between): such a start is made again (three tries), with what it printed.
  */
 async function startProfiledGateway(mockPort: number, attempt = 1): Promise<Profiled> {
-  const gateway = await startGateway(mockPort, ['--inspect=127.0.0.1:0']);
+  const gateway = await startGateway(mockPort, [await inspectFlagForCluster()]);
   const heaps = await inspectorsOf('the gateway', () => gateway.stderrHead(), 2).catch(async (error: Error) => {
     await gateway.stop();
     if (attempt >= 3) throw error;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
 import { CALLER_HEADERS } from './bench-protocol.js';
 import { bareEnv, onStop, portMessage, track, whenReady } from './children.js';
-import { connectRemoteHeap, inspectorUrls } from './inspector-gc.js';
+import { connectRemoteHeap, inspectFlagForCluster, inspectorUrls } from './inspector-gc.js';
 import { REPO } from './report.js';
 
 /** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
@@ -78,8 +78,9 @@ export async function startCounted(run: CountedRun, name: string, script: string
   const perfArgs = run.perfMaps ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
   // A cluster worker inherits node's flags (its inspector on the primary's port + 1) and, traced, valgrind's.
   const traceChildren = ready === 'log' ? ['--trace-children=yes'] : [];
+  const inspect = ready === 'log' ? await inspectFlagForCluster() : '--inspect=127.0.0.1:0';
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, '--inspect=127.0.0.1:0', '--expose-gc', script], {
+    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, inspect, '--expose-gc', script], {
       cwd: REPO,
       env: targetEnv(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],

@@ -3,7 +3,33 @@
 // them, so each count holds the collection of exactly the garbage its own requests made. Without it, whether a
 // major GC fell inside the window moved single counts by ~100 k instructions per request (2026-11-26).
 // bench:allocation runs V8's sampling heap profiler over the same connection (allocation-profile.ts sums it).
+import { createServer, type Server } from 'node:net';
 import type { SamplingHeapProfile } from './allocation-profile.js';
+
+const listenOn = (port: number) =>
+  new Promise<Server | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+const closeAll = (servers: (Server | undefined)[]) => Promise.all(servers.map((s) => s && new Promise((resolve) => s.close(resolve))));
+
+/**
+ * `--inspect=127.0.0.1:PORT` for a process whose cluster worker takes PORT + 1 (node's rule). With port 0 the
+ * primary gets any free port and its worker's may be taken: on a machine holding thousands of loopback
+ * connections (bench:streams beside it) it often was, and the worker ran with no inspector. So both ports are
+ * found free together (the window until the target binds them is short; the caller still checks both answer).
+ */
+export async function inspectFlagForCluster(): Promise<string> {
+  for (let tries = 0; tries < 50; tries++) {
+    const first = await listenOn(0);
+    const port = (first?.address() as { port: number } | undefined)?.port;
+    const second = port !== undefined && port < 65535 ? await listenOn(port + 1) : undefined;
+    await closeAll([first, second]);
+    if (second) return `--inspect=127.0.0.1:${port}`;
+  }
+  throw new Error('no two free loopback ports in a row for a cluster\'s inspectors');
+}
 
 /** The inspector's WebSocket URL, from the `Debugger listening on ws://…` line Node prints to stderr. */
 export function inspectorUrl(stderr: string): string | undefined {

@@ -5,17 +5,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { connectRemoteHeap, inspectorUrls } from '../../../scripts/bench/inspector-gc.js';
+import { createServer } from 'node:net';
+import { connectRemoteHeap, inspectFlagForCluster, inspectorUrls } from '../../../scripts/bench/inspector-gc.js';
 
 const CLUSTER = `import cluster from 'node:cluster';
 if (cluster.isPrimary) { const worker = cluster.fork(); worker.on('online', () => console.log(JSON.stringify({ primary: process.pid, worker: worker.process.pid }))); }
 else setInterval(() => {}, 1000);
 `;
 
-/** The cluster under its inspectors. The worker's inspector takes the primary's port + 1, which another process on a
- * busy machine may hold ("address already in use"): that start is retried; any other failure, or 30 s, fails the test. */
+/** The cluster under its inspectors. The worker's inspector takes the primary's port + 1, found free with it, which
+ * another process may still take in between ("address already in use"): that start is retried; any other failure, or
+ * 30 s, fails the test. */
 async function startCluster(t: { teardown(fn: () => unknown): void }, script: string, attempt = 1): Promise<{ pids: { primary: number; worker: number }; urls: string[] }> {
-  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', '--expose-gc', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [await inspectFlagForCluster(), '--expose-gc', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => void child.kill('SIGKILL'));
   let stdout = '';
   let stderr = '';
@@ -49,4 +51,19 @@ t.test("a cluster's primary and worker each answer on their own inspector", asyn
   for (const heap of heaps) await heap.collectGarbage();
   t.pass('gc() ran in both');
   for (const heap of heaps) heap.close();
+});
+
+t.test('the inspector flag for a cluster names a free port whose next port is free too', async (t) => {
+  const flag = await inspectFlagForCluster();
+  const port = Number(/^--inspect=127\.0\.0\.1:(\d+)$/.exec(flag)?.[1]);
+  t.ok(port > 0 && port < 65535, `a real port: ${flag}`);
+  for (const each of [port, port + 1]) {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(each, '127.0.0.1', resolve);
+    });
+    t.pass(`127.0.0.1:${each} could be bound`);
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
