@@ -17,7 +17,7 @@
 //
 // Environment: BENCH_STREAMS_COUNTS (4000,10000), BENCH_STREAMS_PROMPT_BYTES (0: one short message; 20480: a real
 // prompt of that many bytes in ~100-byte messages, which the gateway must let go of once each answer has started,
-// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_GATEWAY_DIST (another build's dist/ as the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
+// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_GATEWAY_DIST (another build's dist/ as the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15), BENCH_STREAMS_KEEP_HEAP (a folder: keep --heap's snapshots there),
 // BENCH_STREAMS_OPEN_PER_SECOND (250), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
 // target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
 // streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startGateway } from './bench-gateway.js';
 import { killAll, killAllOnExit } from './children.js';
 import { filesNeeded, limitText, raiseFileLimit, streamsWithin } from './file-limits.js';
-import { watchGateway, type GatewayWatch } from './gateway-watch.js';
+import { watchGateway, workerMemory, type GatewayWatch, type WorkerMemory } from './gateway-watch.js';
 import { heapGrowthPerStream, takeHeapSnapshot, type HeapByClass } from './heap-breakdown.js';
 import { cpuMicros, median, rssBytes } from './proc-stats.js';
 import { ensureBuilt } from './report.js';
@@ -133,6 +133,7 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
   for (const pid of [process.pid, provider.child.pid!, ...loads.map((l) => l.pid)]) pin(pid, OTHER_CPUS);
   await sleep(1000);
   const idleRss = rssBytes(target.pid);
+  const idleMemory = target.origin ? workerMemory(await (await fetch(`${target.origin}/metrics`)).text()) : null;
   const idleHeap: HeapByClass | null = heapDir ? await takeHeapSnapshot(target.pid, heapDir) : null;
 
   const rampSeconds = streams / OPEN_PER_SECOND;
@@ -204,8 +205,18 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
     heap,
   };
   const watchText = watched ? `, /health max ${watched.healthMaxMs.toFixed(1)} ms, lag p99 worst ${watched.lagP99WorstMs.toFixed(1)} ms` : '';
-  process.stderr.write(`${((result.windowRss - idleRss) / 1024 / streams).toFixed(1)} KiB/stream, p99 added gap ${result.addedGapP99.toFixed(2)} ms${watchText}, ${result.completed}/${streams} whole\n`);
+  process.stderr.write(`${((result.windowRss - idleRss) / 1024 / streams).toFixed(1)} KiB/stream, p99 added gap ${result.addedGapP99.toFixed(2)} ms${watchText}, ${result.completed}/${streams} whole${errorsText(result.errors)}\n`);
+  if (idleMemory && watched?.memory) process.stderr.write(`bench:streams: ${memoryText(idleMemory, watched.memory, result.peakRss - idleRss, streams)}\n`);
   return result;
+}
+
+const errorsText = (errors: readonly [string, number][]) => (errors.length ? ` (${errors.map(([kind, n]) => `${n}× ${kind}`).join(', ')})` : '');
+
+/** The worker's growth from idle to the window's last scrape, per stream: heap (total, used, new and old space), external, and the rest of RSS (native). */
+function memoryText(idle: WorkerMemory, loaded: WorkerMemory, rssGrowth: number, streams: number): string {
+  const per = (key: keyof WorkerMemory) => (loaded[key] - idle[key]) / 1024 / streams;
+  const native = rssGrowth / 1024 / streams - per('heapTotal') - per('external');
+  return `per stream, idle to window end: heap total ${per('heapTotal').toFixed(1)} KiB (used ${per('heapUsed').toFixed(1)}, new space ${per('newSpace').toFixed(1)}, old space ${per('oldSpace').toFixed(1)}), external ${per('external').toFixed(1)}, rest of peak RSS (native: sockets, libuv, malloc) ${native.toFixed(1)}`;
 }
 
 /** A conversation of about `bytes` bytes in ~100-byte turns (a real prompt's shape: many values), or one short ask. */
