@@ -25,6 +25,8 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number;
   /** Idle keep-alive connections are kept this long: longer than a load balancer's idle timeout. */
   readonly keepAliveTimeoutMs: number;
+  /** Connections the kernel may hold for the worker to accept (listen(2)'s backlog; the kernel caps it at net.core.somaxconn). */
+  readonly listenBacklog: number;
   readonly shutdownGraceMs: number;
   /** A reload (SIGHUP) gives up on new workers not ready within this, and the old ones keep serving. */
   readonly reloadTimeoutMs: number;
@@ -87,6 +89,23 @@ export function defaultStreamBytesInFlight(heapSizeLimit = getHeapStatistics().h
   return Math.floor(heapSizeLimit / 8);
 }
 
+/** Node's own listen backlog, where the kernel's limit cannot be read. */
+const NODE_LISTEN_BACKLOG = 511;
+
+/**
+ * The default of LISTEN_BACKLOG: the kernel's limit, net.core.somaxconn (4096 since Linux 5.4), as Go's net package
+ * does; Node's own 511 overflows while thousands of streams open at once and the event loop is busy (the kernel then
+ * drops or resets the connections it cannot queue: ECONNRESET at the caller).
+ */
+export function defaultListenBacklog(read: () => string = () => readFileSync('/proc/sys/net/core/somaxconn', 'latin1')): number {
+  try {
+    const value = Number(read().trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : NODE_LISTEN_BACKLOG;
+  } catch {
+    return NODE_LISTEN_BACKLOG;
+  }
+}
+
 /** What the compiled routes say that the environment must agree with. */
 export interface RoutesFacts {
   /** routes.yaml declares callers (then their keys, not GATEWAY_API_KEYS, decide who may call). */
@@ -131,6 +150,7 @@ export function readServerConfig(env: Env, routes: RoutesFacts = { callersDeclar
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', CONFIG_DEFAULTS.keepAliveTimeoutMs, 1),
+    listenBacklog: integer(env, 'LISTEN_BACKLOG', defaultListenBacklog(), 1, 2_147_483_647),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', CONFIG_DEFAULTS.shutdownGraceMs, 0),
     reloadTimeoutMs: integer(env, 'RELOAD_TIMEOUT_MS', CONFIG_DEFAULTS.reloadTimeoutMs, 1),
     callerKeys,

@@ -152,7 +152,8 @@ async function serve(build: Build, config: ServerConfig, logger: Logger, logOutp
   const problem = await selfCheckHealth(server);
   if (problem) throw new StartError(problem);
 
-  server.listen(config.port, config.host, () => {
+  // The backlog travels with the listen request to the primary under node:cluster, which listens with it (both policies).
+  server.listen({ port: config.port, host: config.host, backlog: config.listenBacklog }, () => {
     const address = server.address();
     // A provider base URL that is this very address would loop (each worker checks its own view; a warning only).
     if (typeof address === 'object' && address) void gateway.listening(address);

@@ -18,6 +18,30 @@ export interface GatewayWatch {
   readonly lagP99MedianMs: number;
   readonly lagP99WorstMs: number;
   readonly lagSeconds: number;
+  /** The worker's memory at the last scrape (prom-client's process metrics), bytes: what its RSS is made of. */
+  readonly memory: WorkerMemory | null;
+}
+
+export interface WorkerMemory {
+  readonly heapTotal: number;
+  readonly heapUsed: number;
+  readonly newSpace: number;
+  readonly oldSpace: number;
+  readonly external: number;
+}
+
+const gauge = (body: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1]);
+
+/** The worker's heap and external memory, from one /metrics answer (null when a figure is missing). */
+export function workerMemory(body: string): WorkerMemory | null {
+  const memory = {
+    heapTotal: gauge(body, 'nodejs_heap_size_total_bytes'),
+    heapUsed: gauge(body, 'nodejs_heap_size_used_bytes'),
+    newSpace: gauge(body, 'nodejs_heap_space_size_total_bytes\\{space="new"\\}'),
+    oldSpace: gauge(body, 'nodejs_heap_space_size_total_bytes\\{space="old"\\}'),
+    external: gauge(body, 'nodejs_external_memory_bytes'),
+  };
+  return Object.values(memory).every(Number.isFinite) ? memory : null;
 }
 
 const HEALTH_EVERY_MS = 250;
@@ -48,6 +72,7 @@ export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } 
   const health: number[] = [];
   const lags: number[] = [];
   let failures = 0;
+  let memory: WorkerMemory | null = null;
   const probing = (async () => {
     while (running) {
       const answer = await get(`${origin}/health`);
@@ -63,6 +88,7 @@ export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } 
       const answer = await get(`${origin}/metrics`);
       const seconds = answer ? Number(LAG.exec(answer.body)?.[1]) : Number.NaN;
       if (Number.isFinite(seconds)) lags.push(seconds * 1000);
+      if (answer) memory = workerMemory(answer.body) ?? memory;
     }
   })();
   return {
@@ -80,6 +106,7 @@ export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } 
         lagP99MedianMs: percentile(sortedLags, 50),
         lagP99WorstMs: sortedLags.at(-1) ?? Number.NaN,
         lagSeconds: lags.length,
+        memory,
       };
     },
   };

@@ -17,8 +17,8 @@
 //
 // Environment: BENCH_STREAMS_COUNTS (4000,10000), BENCH_STREAMS_PROMPT_BYTES (0: one short message; 20480: a real
 // prompt of that many bytes in ~100-byte messages, which the gateway must let go of once each answer has started,
-// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_GATEWAY_DIST (another build's dist/ as the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15),
-// BENCH_STREAMS_OPEN_PER_SECOND (250), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
+// issue 25 item 8), BENCH_STREAMS_GATEWAY_NODE_ARGS (node options for the gateway), BENCH_STREAMS_GATEWAY_DIST (another build's dist/ as the gateway), BENCH_STREAMS_PACE_MS (1000), BENCH_STREAMS_WINDOW_SECONDS (15), BENCH_STREAMS_KEEP_HEAP (a folder: keep --heap's snapshots there),
+// BENCH_STREAMS_OPEN_PER_SECOND (250), BENCH_STREAMS_RAMP_SLACK (3), BENCH_STREAMS_TARGETS (raw proxy,got proxy,gateway), BENCH_PIN (on: the
 // target on CPU 0, provider and load on the others); STREAM_LOAD_DEBUG=1 has each load process print how many
 // streams it asked for, opened and saw end, every 5 s (to see where opening stalls).
 // Needs `npm run build` first (it builds when dist/ is missing). Loopback only; every child is killed on the way out.
@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startGateway } from './bench-gateway.js';
 import { killAll, killAllOnExit } from './children.js';
 import { filesNeeded, limitText, raiseFileLimit, streamsWithin } from './file-limits.js';
-import { watchGateway, type GatewayWatch } from './gateway-watch.js';
+import { watchGateway, workerMemory, type GatewayWatch, type WorkerMemory } from './gateway-watch.js';
 import { heapGrowthPerStream, takeHeapSnapshot, type HeapByClass } from './heap-breakdown.js';
 import { cpuMicros, median, rssBytes } from './proc-stats.js';
 import { ensureBuilt } from './report.js';
@@ -61,6 +61,8 @@ if (COUNTS.some((n) => !Number.isInteger(n) || n < 1 || n > 100_000)) {
 const PACE_MS = envNumber('BENCH_STREAMS_PACE_MS', 1000, 5, 10_000);
 const WINDOW_SECONDS = envNumber('BENCH_STREAMS_WINDOW_SECONDS', QUICK ? 5 : 15, 2, 3600);
 const OPEN_PER_SECOND = envNumber('BENCH_STREAMS_OPEN_PER_SECOND', 250, 10, 100_000);
+/** How much longer than asked opening may take (a loaded machine): how long the run waits for it, and how long streams last. */
+const RAMP_SLACK = envNumber('BENCH_STREAMS_RAMP_SLACK', 3, 1, 20);
 const PROMPT_BYTES = envNumber('BENCH_STREAMS_PROMPT_BYTES', 0, 0, 1024 * 1024);
 /** Node options for the gateway only (e.g. `--max-semi-space-size=2`, to see what the young generation's growth costs). */
 const NODE_ARGS = (process.env['BENCH_STREAMS_GATEWAY_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
@@ -133,12 +135,13 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
   for (const pid of [process.pid, provider.child.pid!, ...loads.map((l) => l.pid)]) pin(pid, OTHER_CPUS);
   await sleep(1000);
   const idleRss = rssBytes(target.pid);
+  const idleMemory = target.origin ? workerMemory(await (await fetch(`${target.origin}/metrics`)).text()) : null;
   const idleHeap: HeapByClass | null = heapDir ? await takeHeapSnapshot(target.pid, heapDir) : null;
 
   const rampSeconds = streams / OPEN_PER_SECOND;
-  // Long enough for every stream to be open through the window even when opening takes three times as long as
-  // asked (a loaded machine), which is as long as the run waits for it.
-  const events = Math.ceil(((rampSeconds * 3 + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
+  // Long enough for every stream to be open through the window even when opening takes RAMP_SLACK (3) times as long
+  // as asked (a loaded machine), which is as long as the run waits for it.
+  const events = Math.ceil(((rampSeconds * RAMP_SLACK + SETTLE_SECONDS + WINDOW_SECONDS + 5) * 1000) / PACE_MS);
   const body = JSON.stringify({ model: target.model, messages: promptMessages(PROMPT_BYTES), stream: true, stream_options: { include_usage: true }, max_tokens: events });
   const prompt = PROMPT_BYTES > 0 ? `, prompts of ${body.length} bytes` : '';
   process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms)${prompt}, opening ${OPEN_PER_SECOND}/s… `);
@@ -147,7 +150,7 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
     const share = Math.floor(streams / loadCount) + (i < streams % loadCount ? 1 : 0);
     load.send({ type: 'open', url: target.url, body, headers: CALLER_HEADERS, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events, localAddress: `127.0.0.${2 + i}` });
   });
-  await Promise.all(loads.map((load) => load.next('opened', (rampSeconds * 3 + 60) * 1000)));
+  await Promise.all(loads.map((load) => load.next('opened', (rampSeconds * RAMP_SLACK + 60) * 1000)));
   await sleep(SETTLE_SECONDS * 1000);
 
   const rssSamples: number[] = [];
@@ -204,8 +207,18 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
     heap,
   };
   const watchText = watched ? `, /health max ${watched.healthMaxMs.toFixed(1)} ms, lag p99 worst ${watched.lagP99WorstMs.toFixed(1)} ms` : '';
-  process.stderr.write(`${((result.windowRss - idleRss) / 1024 / streams).toFixed(1)} KiB/stream, p99 added gap ${result.addedGapP99.toFixed(2)} ms${watchText}, ${result.completed}/${streams} whole\n`);
+  process.stderr.write(`${((result.windowRss - idleRss) / 1024 / streams).toFixed(1)} KiB/stream, p99 added gap ${result.addedGapP99.toFixed(2)} ms${watchText}, ${result.completed}/${streams} whole${errorsText(result.errors)}\n`);
+  if (idleMemory && watched?.memory) process.stderr.write(`bench:streams: ${memoryText(idleMemory, watched.memory, result.peakRss - idleRss, streams)}\n`);
   return result;
+}
+
+const errorsText = (errors: readonly [string, number][]) => (errors.length ? ` (${errors.map(([kind, n]) => `${n}× ${kind}`).join(', ')})` : '');
+
+/** The worker's growth from idle to the window's last scrape, per stream: heap (total, used, new and old space), external, and the rest of RSS (native). */
+function memoryText(idle: WorkerMemory, loaded: WorkerMemory, rssGrowth: number, streams: number): string {
+  const per = (key: keyof WorkerMemory) => (loaded[key] - idle[key]) / 1024 / streams;
+  const native = rssGrowth / 1024 / streams - per('heapTotal') - per('external');
+  return `per stream, idle to window end: heap total ${per('heapTotal').toFixed(1)} KiB (used ${per('heapUsed').toFixed(1)}, new space ${per('newSpace').toFixed(1)}, old space ${per('oldSpace').toFixed(1)}), external ${per('external').toFixed(1)}, rest of peak RSS (native: sockets, libuv, malloc) ${native.toFixed(1)}`;
 }
 
 /** A conversation of about `bytes` bytes in ~100-byte turns (a real prompt's shape: many values), or one short ask. */

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { CONFIG_DEFAULTS, ConfigError, isLoopback, readServerConfig } from '../../src/server-config.js';
+import { CONFIG_DEFAULTS, ConfigError, defaultListenBacklog, isLoopback, readServerConfig } from '../../src/server-config.js';
 
 t.test('defaults: loopback, port 8080, anonymous, keep-alive longer than a load balancer idle timeout', async (t) => {
   const config = readServerConfig({});
@@ -88,4 +88,16 @@ t.test('CORS_ORIGINS: off by default, exact origins or *, refused when it is not
     [',', /CORS_ORIGINS is set but holds no origin/],
   ];
   for (const [value, message] of refusals) t.throws(() => readServerConfig({ CORS_ORIGINS: value }), { name: 'ConfigError', message }, value);
+});
+
+t.test('LISTEN_BACKLOG: by default the kernel limit (net.core.somaxconn), else Node’s 511; bounded', async (t) => {
+  t.equal(defaultListenBacklog(() => '4096\n'), 4096);
+  t.equal(defaultListenBacklog(() => '65535'), 65535);
+  t.equal(defaultListenBacklog(() => ''), 511, 'unreadable value');
+  t.equal(defaultListenBacklog(() => '0'), 511);
+  t.equal(defaultListenBacklog(() => { throw new Error('ENOENT: no /proc here'); }), 511, 'no /proc (not Linux)');
+  t.equal(readServerConfig({ LISTEN_BACKLOG: '20000' }).listenBacklog, 20_000);
+  t.equal(readServerConfig({}).listenBacklog, defaultListenBacklog());
+  t.throws(() => readServerConfig({ LISTEN_BACKLOG: '0' }), /LISTEN_BACKLOG must be an integer from 1 to 2147483647/);
+  t.throws(() => readServerConfig({ LISTEN_BACKLOG: '2147483648' }), ConfigError);
 });
