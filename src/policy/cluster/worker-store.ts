@@ -25,15 +25,8 @@ import { MemoryLimitStore } from '../memory-store.js';
 
 /** A worker that hears nothing from its primary this long counts in its own process instead (and says so). */
 const PRIMARY_TIMEOUT_MS = 2000;
-/**
- * In solo mode the primary hears of admissions and settles this long after the first of them, once no limited request
- * of this worker is in flight: each report is a write that wakes the primary, and on a busy host that wake-up and the
- * write delayed the request they landed in (every 10 ms, at concurrency 1 a limited caller's answers took ~+100 µs p50
- * over an unlimited caller's, the worker's CPU profile showing the write above admission and settle together).
- */
-const REPORT_EVERY_MS = 100;
-/** While limited requests overlap without a pause, the report goes this long after its first entry at most (what a crash can lose). */
-const REPORT_AT_LATEST_MS = 500;
+/** In solo mode the primary hears of admissions and settles this long after them at most (what a crash can lose). */
+const REPORT_EVERY_MS = 10;
 
 /** An admission not settled yet, which the primary counts (or will, from the next report). */
 interface Open {
@@ -70,12 +63,7 @@ export class ClusterLimitStore implements LimitStore {
   /** Between TAKE_OVER and HANDED_OVER: the settles sent meanwhile, which the counts handed over still hold in flight. */
   private takingOver: { spec: LimitSpec; reserve: Reservation; settlement: Settlement }[] | null = null;
   private report: Report | null = null;
-  /** When the report's first entry was queued (Date.now()). */
-  private reportSince = 0;
-  /** The report is due but a limited request is in flight: it goes when the last one settles (or at REPORT_AT_LATEST_MS). */
-  private reportDue = false;
   private flushTimer: NodeJS.Timeout | undefined;
-  private readonly onReportTimer = () => this.reportTimeUp();
   private readonly onMessage = (message: unknown) => {
     if (isMessage<SpentMessage>(message, SPENT)) this.spendAsked.get(message.id)?.(new Map(message.spend));
     else if (isMessage<DecidedMessage>(message, DECIDED)) this.decided(message);
@@ -145,8 +133,6 @@ export class ClusterLimitStore implements LimitStore {
     entry.local?.(settlement);
     if (this.solo) {
       this.queue().settled.push({ id, settlement });
-      // The answer is written: a report held back for it goes now, before this worker's next request.
-      if (this.reportDue && this.open.size === 0) this.flush();
       return;
     }
     this.takingOver?.push({ spec: entry.spec, reserve: entry.reserve, settlement });
@@ -189,25 +175,13 @@ export class ClusterLimitStore implements LimitStore {
   }
 
   private queue(): Report {
-    if (this.report) return this.report;
-    this.reportSince = Date.now();
-    this.flushTimer = setTimeout(this.onReportTimer, REPORT_EVERY_MS).unref();
-    return (this.report = { admitted: [], settled: [] });
-  }
-
-  /** REPORT_EVERY_MS passed: the report goes unless a limited request is in flight, which it would slow down. */
-  private reportTimeUp(): void {
-    this.flushTimer = undefined;
-    const late = Date.now() - this.reportSince >= REPORT_AT_LATEST_MS;
-    if (this.open.size === 0 || late) return this.flush();
-    this.reportDue = true;
-    this.flushTimer = setTimeout(this.onReportTimer, this.reportSince + REPORT_AT_LATEST_MS - Date.now()).unref();
+    this.flushTimer ??= setTimeout(() => this.flush(), REPORT_EVERY_MS).unref();
+    return (this.report ??= { admitted: [], settled: [] });
   }
 
   private flush(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    this.reportDue = false;
     const report = this.report;
     this.report = null;
     if (!report || !process.connected) return;
