@@ -1,15 +1,16 @@
 import type { PriceTable } from '../generated/types/route-tables.js';
 import type { Usage } from '../generated/types/usage.js';
-import { readTokenCounts } from './token-counts.js';
+import { readTokenCounts, type TokenCounts } from './token-counts.js';
 
 /**
  * USD of one answer from its usage: prompt tokens neither read from nor written to the cache at the input price,
  * cached tokens at the cached price, cache writes at the cache-write price (each the input price when not given),
- * completion tokens (reasoning included) at the output price. Null without a price or without usage.
+ * completion tokens (reasoning included) at the output price. Null without a price or without usage. `counts`:
+ * the usage already read as counts (request-log.ts reads it once for the log line, the metrics and the cost).
  */
-export function costUsd(usage: Usage | null, price: PriceTable | null): number | null {
+export function costUsd(usage: Usage | null, price: PriceTable | null, counts?: TokenCounts): number | null {
   if (price === null || usage === null) return null;
-  const { counts } = readTokenCounts(usage);
+  counts ??= readTokenCounts(usage).counts;
   if (counts.prompt === null && counts.completion === null) return null;
   const prompt = counts.prompt ?? 0;
   const cached = Math.min(counts.cached ?? 0, prompt);

@@ -67,7 +67,8 @@ export interface PricedUsage {
 export function pricedUsage(record: RequestRecord): PricedUsage {
   const { priced, usage, price } = record;
   if (priced !== null && priced.usage === usage && priced.price === price) return priced;
-  return (record.priced = { usage, price, tokens: readTokenCounts(usage), costUsd: priceOf(usage, price) });
+  const tokens = readTokenCounts(usage);
+  return (record.priced = { usage, price, tokens, costUsd: priceOf(usage, price, tokens.counts) });
 }
 
 export function recordOf(res: Response): RequestRecord {
