@@ -196,13 +196,21 @@ export async function relayStream(options: RelayOptions): Promise<void> {
         }
       }
       chargeEvent(unfinished * EVENT_PEAK_COPIES);
-      if (!committed && ended) commit(frames);
-      else if (frames !== '' && !left) {
+      if (ended) {
+        if (committed) {
+          // The last frames go with the end of the response: one write, not two.
+          settle();
+          if (!left) res.end(frames === '' ? undefined : provider.redact(frames));
+        } else {
+          commit(frames);
+          finish();
+        }
+        frames = '';
+      } else if (frames !== '' && !left) {
         const full = !res.write(provider.redact(frames));
         frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
-        if (full && !ended) await callerTookIt();
+        if (full) await callerTookIt();
       }
-      if (ended) finish();
     }
     // A framing without an end marker (Gemini's) finishes at the end of the body, if the answer was whole.
     const last = ended || tailBytes > USAGE_TAIL_BYTES ? undefined : reader.end();
