@@ -73,17 +73,36 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 /**
- * `rounds` rounds; each sends one request to every client in turn, starting at a different client each round, so
- * whatever else the machine does meanwhile (and the order itself) hits every target alike. Returns each client's
- * times, sorted.
+ * The order of one round: every client once, shuffled (a seeded xorshift, so a run can be repeated). A fixed
+ * rotation kept each target's predecessor fixed: the gateway's second caller always came right after the gateway's
+ * first, on a process still warm from it, and measured ~100 µs faster at p50 for that alone (2026-11-28). Shuffled,
+ * every target follows every other alike.
+ */
+export function roundOrder(count: number, round: number): number[] {
+  const order = Array.from({ length: count }, (_, i) => i);
+  let state = (round + 1) * 0x9e3779b1;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  for (let i = count - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/**
+ * `rounds` rounds; each sends one request to every client in turn, in a shuffled order (roundOrder), so whatever
+ * else the machine does meanwhile, and which target ran just before, hits every target alike. Returns each
+ * client's times, sorted.
  */
 export async function interleaved(clients: readonly TimedClient[], body: Buffer, stream: boolean, rounds: number): Promise<number[][]> {
   const times = clients.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < clients.length; k++) {
-      const i = (round + k) % clients.length;
-      times[i]!.push(await clients[i]!.time(body, stream));
-    }
+    for (const i of roundOrder(clients.length, round)) times[i]!.push(await clients[i]!.time(body, stream));
   }
   return times.map((each) => each.sort((a, b) => a - b));
 }
