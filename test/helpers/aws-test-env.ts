@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,6 +9,8 @@ import { join } from 'node:path';
  */
 export function isolateAwsEnv(): { readonly dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'aws-test-'));
+  // One test file is one process: its empty files go with it (every run used to leave a folder per AWS test file).
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const credentials = join(dir, 'credentials');
   const config = join(dir, 'config');
   writeFileSync(credentials, '');
