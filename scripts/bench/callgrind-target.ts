@@ -26,6 +26,8 @@ export interface Scenario {
 export interface CountedRun {
   readonly workDir: string;
   readonly perfMaps: boolean;
+  /** node flags every target starts with, before the bench's own (instructions.ts: STEADY_HEAP_FLAGS). */
+  readonly nodeFlags: readonly string[];
 }
 
 export function fail(message: string): never {
@@ -80,7 +82,7 @@ export async function startCounted(run: CountedRun, name: string, script: string
   const traceChildren = ready === 'log' ? ['--trace-children=yes'] : [];
   const inspect = ready === 'log' ? await inspectFlagForCluster() : '--inspect=127.0.0.1:0';
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...perfArgs, inspect, '--expose-gc', script], {
+    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...run.nodeFlags, ...perfArgs, inspect, '--expose-gc', script], {
       cwd: REPO,
       env: targetEnv(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],

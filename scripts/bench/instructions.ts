@@ -5,7 +5,13 @@
 // being worth ~100 k per request. So each count now runs from a full collection to the end of another (gc() over
 // the target's inspector, inspector-gc.ts), less a window with no requests that counts that collection alone:
 // one build beside itself in one run then counted 1.91 and 1.96 M (+2.7%), 2.37 and 2.36 M for streams (0.6%).
-// The JIT still moves them a little: a difference under ~3% between two builds is not resolved.
+// That stopped holding (2026-11-29: the got proxy alone counted 0.92 to 1.57 M in runs and processes of one build):
+// V8 sizes its young generation and starts its memory reducer from allocation per millisecond, which under valgrind
+// (~50× slower) looks like an idle process and moves with the machine's load, and the scavenges per request with
+// it (the likely cause: fixing both made the counts repeat; --single-threaded, --predictable and --no-flush-bytecode
+// did not). Every target therefore starts with STEADY_HEAP_FLAGS: the young generation
+// fixed at the size a busy process grows it to, no memory reducer. Three got proxies in one run then counted
+// 1.349, 1.368 and 1.365 M per non-streamed request and 1.543 to 1.555 M per stream (within 1.5%).
 //
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -107,7 +113,12 @@ mkdirSync(join(REPO, 'node_modules', '.cache'), { recursive: true });
 // Inside node_modules so that got-proxy.mjs finds `got`; removed on the way out.
 const workDir = mkdtempSync(join(REPO, 'node_modules', '.cache', 'gateway-instructions-'));
 onStop(() => rmSync(workDir, { recursive: true, force: true }));
-const run = { workDir, perfMaps: PARTS };
+/**
+ * A busy process's heap, fixed (see the top): a semi-space of 16 MiB, which is what node 24 grows it to under steady
+ * traffic (its default maximum), and no memory reducer, which only acts on a process it judges idle.
+ */
+const STEADY_HEAP_FLAGS = ['--min-semi-space-size=16', '--max-semi-space-size=16', '--no-memory-reducer'];
+const run = { workDir, perfMaps: PARTS, nodeFlags: STEADY_HEAP_FLAGS };
 
 // ---------------------------------------------------------------------------------------------- main
 
