@@ -7,25 +7,16 @@ import type { Decision } from './limit-store.js';
  */
 export function rateLimitHeaders(limits: CallerTable['limits'], decision: Decision): Record<string, string> {
   const headers: Record<string, string> = {};
-  // Names spelled out rather than built from the bucket's name: this runs on every admitted request.
-  const { requestsPerMinute, tokensPerMinute } = limits;
-  const { requestsLevel, tokensLevel } = decision;
-  if (requestsPerMinute !== null && requestsLevel !== null) {
-    headers['x-ratelimit-limit-requests'] = String(requestsPerMinute);
-    headers['x-ratelimit-remaining-requests'] = remaining(requestsLevel);
-    headers['x-ratelimit-reset-requests'] = resetIn(requestsPerMinute, requestsLevel);
-  }
-  if (tokensPerMinute !== null && tokensLevel !== null) {
-    headers['x-ratelimit-limit-tokens'] = String(tokensPerMinute);
-    headers['x-ratelimit-remaining-tokens'] = remaining(tokensLevel);
-    headers['x-ratelimit-reset-tokens'] = resetIn(tokensPerMinute, tokensLevel);
-  }
+  const put = (kind: 'requests' | 'tokens', perMinute: number | null, level: number | null) => {
+    if (perMinute === null || level === null) return;
+    headers[`x-ratelimit-limit-${kind}`] = String(perMinute);
+    headers[`x-ratelimit-remaining-${kind}`] = String(Math.max(0, Math.floor(level)));
+    headers[`x-ratelimit-reset-${kind}`] = duration(((perMinute - level) * 60_000) / perMinute);
+  };
+  put('requests', limits.requestsPerMinute, decision.requestsLevel);
+  put('tokens', limits.tokensPerMinute, decision.tokensLevel);
   return headers;
 }
-
-const remaining = (level: number) => String(Math.max(0, Math.floor(level)));
-/** Until the bucket is full again. */
-const resetIn = (perMinute: number, level: number) => duration(((perMinute - level) * 60_000) / perMinute);
 
 function duration(ms: number): string {
   if (!(ms > 0)) return '0s';
