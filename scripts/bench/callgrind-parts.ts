@@ -160,12 +160,10 @@ export function callgrindParts(dumpFile: string, perfMapFile: string, byFunction
   return parts;
 }
 
-/** Instructions per request by part: the window with requests less the window with the collection alone. */
-export function partsPerRequest(files: { work: string; idle: string; perfMap: string }, requests: number): InstructionParts {
-  const work = callgrindParts(files.work, files.perfMap);
-  const idle = callgrindParts(files.idle, files.perfMap);
+/** Instructions per request by part, over the window of `requests`. */
+export function partsPerRequest(files: { work: string; perfMap: string }, requests: number): InstructionParts {
   const perRequest: InstructionParts = new Map();
-  for (const part of new Set([...work.keys(), ...idle.keys()])) perRequest.set(part, ((work.get(part) ?? 0) - (idle.get(part) ?? 0)) / requests);
+  for (const [part, instructions] of callgrindParts(files.work, files.perfMap)) perRequest.set(part, instructions / requests);
   return perRequest;
 }
 

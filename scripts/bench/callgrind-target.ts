@@ -1,6 +1,7 @@
-// A bench target under callgrind for `npm run bench:instructions`: started as `node <script>` under valgrind,
-// counted in windows (from one full collection to the end of another, less that collection alone), and driven
-// with checked requests. The orchestration and the reports stay in instructions.ts.
+// A bench target under callgrind for `npm run bench:instructions`: started as `node <script>` under valgrind with
+// instrumentation off (its start and warm-up run several times faster, uncounted), counted in windows of checked
+// requests with nothing forced in between (no collection asked for: see instructions.ts), and driven.
+// The orchestration and the reports stay in instructions.ts.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -9,7 +10,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openLogFile, originFromLogFile, requestLogLines } from './bench-gateway.js';
 import { CALLER_HEADERS } from './bench-protocol.js';
 import { bareEnv, onStop, portMessage, track, whenReady } from './children.js';
-import { connectRemoteHeap, inspectFlagForCluster, inspectorUrls } from './inspector-gc.js';
 import { REPO } from './report.js';
 
 /** valgrind names its control pipes after $HOST: the targets and callgrind_control must agree on it. */
@@ -60,8 +60,8 @@ export interface CountedTarget {
   logLines(): number | null;
   /** Zeroes the counters, runs `work`, dumps: the instructions `work` cost each of `processes`, in that order. */
   count(work: () => Promise<void>): Promise<number[]>;
-  /** The serving process's last count's two callgrind dumps (the window with `work`, the window with the collection alone), and its perf map. */
-  readonly files: { work: string; idle: string; perfMap: string };
+  /** The serving process's last count's callgrind dump, and its perf map. */
+  readonly files: { work: string; perfMap: string };
 }
 
 /**
@@ -78,11 +78,10 @@ export async function startCounted(run: CountedRun, name: string, script: string
   // --parts names JIT code by the perf map, and code still interpreted by a copy of the interpreter's entry per
   // function; V8's log, which --perf-basic-prof also writes, goes to the work folder.
   const perfArgs = run.perfMaps ? ['--interpreted-frames-native-stack', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${outFile.replace('%p', 'v8.log')}`] : [];
-  // A cluster worker inherits node's flags (its inspector on the primary's port + 1) and, traced, valgrind's.
+  // A cluster worker inherits node's flags and, traced, valgrind's.
   const traceChildren = ready === 'log' ? ['--trace-children=yes'] : [];
-  const inspect = ready === 'log' ? await inspectFlagForCluster() : '--inspect=127.0.0.1:0';
   const child = track(
-    spawn('valgrind', ['--tool=callgrind', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...run.nodeFlags, ...perfArgs, inspect, '--expose-gc', script], {
+    spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', ...traceChildren, `--callgrind-out-file=${outFile}`, '--dump-instr=no', process.execPath, ...run.nodeFlags, ...perfArgs, script], {
       cwd: REPO,
       env: targetEnv(extraEnv),
       stdio: ['ignore', stdout, 'pipe', 'ipc'],
@@ -90,20 +89,14 @@ export async function startCounted(run: CountedRun, name: string, script: string
   );
   if (typeof stdout === 'number') closeSync(stdout);
   let stderrTail = '';
-  let stderrHead = '';
   child.stderr!.on('data', (piece: Buffer) => {
     stderrTail = (stderrTail + piece.toString()).slice(-2000);
-    if (stderrHead.length < 100_000) stderrHead += piece.toString();
   });
   const origin =
     ready === 'ipc'
       ? await readyWithin600s(child, name, portMessage(child).then((port) => `http://127.0.0.1:${port}`))
       : await originFromLogFile(child, logFile, name, 600_000, () => `:\n${stderrTail}`).catch((error: Error) => fail(error.message));
   child.once('exit', (code, signal) => fail(`${name} exited under load (${String(signal ?? code)}):\n${stderrTail}`));
-  const inspectors = inspectorUrls(stderrHead);
-  if (inspectors.length === 0) fail(`${name} printed no inspector URL:\n${stderrTail}`);
-  const heaps = await Promise.all(inspectors.map(async (url) => connectRemoteHeap(url)));
-  const heapOf = new Map(await Promise.all(heaps.map(async (heap) => [await heap.pid(), heap] as const)));
   // The process that serves: the proxy itself, or the gateway's worker, which names itself on /health.
   const servingPid = ready === 'ipc' ? child.pid! : ((await (await fetch(`${origin}/health`)).json()) as { pid: number }).pid;
   const processes: CountedProcess[] =
@@ -113,33 +106,13 @@ export async function startCounted(run: CountedRun, name: string, script: string
           { role: 'worker (serves)', pid: servingPid },
           { role: 'primary', pid: child.pid! },
         ];
-  for (const { role, pid } of processes) if (!heapOf.has(pid)) fail(`${name}: no inspector answered for its ${role}, pid ${pid} (inspectors of pids ${[...heapOf.keys()].join(', ')})`);
   // The worker is valgrind's child, not this script's: killed on the way out with the rest (a SIGKILLed primary cannot stop it).
   if (ready === 'log') onStop(() => killQuietly(servingPid));
   if (ready === 'log' && servingPid === child.pid) fail(`${name}: /health answered from the primary (pid ${servingPid}); expected a cluster worker`);
   const dumps = new Map<number, number>();
   const control = (command: string, pid: number) => execFileSync('callgrind_control', [command, String(pid)], { env: targetEnv({}), stdio: 'ignore' });
-  /** The instructions of each process from a full collection, through `work`, to the end of another full collection. */
-  const between = async (work: () => Promise<void>) => {
-    for (const { pid } of processes) await heapOf.get(pid)!.collectGarbage();
-    for (const { pid } of processes) control('-z', pid);
-    await work();
-    for (const { pid } of processes) await heapOf.get(pid)!.collectGarbage();
-    for (const { pid } of processes) control('-d', pid);
-    return Promise.all(
-      processes.map(async ({ pid }) => {
-        dumps.set(pid, (dumps.get(pid) ?? 0) + 1);
-        const dump = `${outFile.replace('%p', String(pid))}.${dumps.get(pid)}`;
-        for (let waited = 0; waited < 120_000; waited += 200) {
-          const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
-          if (totals) return { instructions: Number(totals[1]), dump };
-          await sleep(200);
-        }
-        return fail(`no callgrind dump from ${name} (pid ${pid}) within 120 s`);
-      }),
-    );
-  };
-  const files = { work: '', idle: '', perfMap: `/tmp/perf-${servingPid}.map` };
+  let instrumented = false;
+  const files = { work: '', perfMap: `/tmp/perf-${servingPid}.map` };
   if (run.perfMaps) onStop(() => processes.forEach(({ pid }) => rmSync(`/tmp/perf-${pid}.map`, { force: true })));
   return {
     name,
@@ -149,13 +122,28 @@ export async function startCounted(run: CountedRun, name: string, script: string
     files,
     logLines: () => (ready === 'log' ? requestLogLines(logFile, servingPid) : null),
     async count(work) {
-      // The window ends with a full collection, whose cost on the heap that was live before it is then taken out.
-      const counted = await between(work);
-      const idle = await between(async () => {});
-      [files.work, files.idle] = [counted[0]!.dump, idle[0]!.dump];
-      return counted.map((one, index) => one.instructions - idle[index]!.instructions);
+      // Instrumentation goes on at the first window and stays on (switching it costs valgrind its translations).
+      if (!instrumented) for (const { pid } of processes) control('--instr=on', pid);
+      instrumented = true;
+      for (const { pid } of processes) control('-z', pid);
+      await work();
+      for (const { pid } of processes) control('-d', pid);
+      const counted = await Promise.all(processes.map(async ({ pid }) => dumped(pid)));
+      files.work = counted[0]!.dump;
+      return counted.map((one) => one.instructions);
     },
   };
+  /** The instructions in a process's next callgrind dump, once valgrind has written it. */
+  async function dumped(pid: number): Promise<{ instructions: number; dump: string }> {
+    dumps.set(pid, (dumps.get(pid) ?? 0) + 1);
+    const dump = `${outFile.replace('%p', String(pid))}.${dumps.get(pid)}`;
+    for (let waited = 0; waited < 120_000; waited += 200) {
+      const totals = existsSync(dump) ? /^totals: (\d+)/m.exec(readFileSync(dump, 'utf8')) : null;
+      if (totals) return { instructions: Number(totals[1]), dump };
+      await sleep(200);
+    }
+    return fail(`no callgrind dump from ${name} (pid ${pid}) within 120 s`);
+  }
 }
 
 function killQuietly(pid: number): void {

@@ -1,17 +1,21 @@
 // `npm run bench:instructions` (issue 5): CPU per request counted as instructions under valgrind's callgrind.
 // Unlike CPU time, an instruction count does not count other processes' work (this project's VMs have heavy
-// steal time, which makes `npm run bench` swing by ±15%). GC timing used to move the counts most: two quiet runs
-// of one build counted 1.38 and 1.63 M per non-streamed request (2026-11-26), a major GC in or out of the window
-// being worth ~100 k per request. So each count now runs from a full collection to the end of another (gc() over
-// the target's inspector, inspector-gc.ts), less a window with no requests that counts that collection alone:
-// one build beside itself in one run then counted 1.91 and 1.96 M (+2.7%), 2.37 and 2.36 M for streams (0.6%).
-// That stopped holding (2026-11-29: the got proxy alone counted 0.92 to 1.57 M in runs and processes of one build):
-// V8 sizes its young generation and starts its memory reducer from allocation per millisecond, which under valgrind
-// (~50× slower) looks like an idle process and moves with the machine's load, and the scavenges per request with
-// it (the likely cause: fixing both made the counts repeat; --single-threaded, --predictable and --no-flush-bytecode
-// did not). Every target therefore starts with STEADY_HEAP_FLAGS: the young generation
-// fixed at the size a busy process grows it to, no memory reducer. Three got proxies in one run then counted
-// 1.349, 1.368 and 1.365 M per non-streamed request and 1.543 to 1.555 M per stream (within 1.5%).
+// steal time, which makes `npm run bench` swing by ±15%). What moved the counts was V8's own state, three ways:
+// - The young generation's size and the memory reducer follow allocation per millisecond, which under valgrind
+//   (~50× slower) looks like an idle process and moves with the machine's load. Every target therefore starts with
+//   STEADY_HEAP_FLAGS: the young generation fixed at the size a busy process grows it to, no memory reducer.
+// - A full collection forced between windows (gc(), as this bench did until 2026-11-29) deoptimizes the hot
+//   functions whose optimized code embeds an object it frees ("embedded weak objects cleared" under --trace-deopt),
+//   and they are compiled again over the next ~6,000 requests (natively: a got proxy ran 40 optimizations in the
+//   first 1,000 after each gc(), 157–268 per 16,000, and never settled). That compiling landed in the window: V8's
+//   compiler was 0.45–1.2 M of a count, growing with the process's age, and the got proxy counted 1.04 to 1.66 M per
+//   non-streamed request in runs of one build. The collections a process makes itself under load do not do this
+//   (17 mark-compacts in 40,000 requests of a got proxy, 13 optimizations in its last 20,000). So nothing is forced:
+//   a window counts the collections its own requests cause, as they come, and holds several (a got proxy
+//   mark-compacts every ~2,500 requests here).
+// - The JIT settles slowly (natively, the gateway still ran 134 optimizations in its 8,000th–12,000th request and
+//   ~1 per 4,000 after 24,000). So the warm-up is long, and runs uninstrumented (valgrind --instr-atstart=no: several
+//   times faster); counting switches instrumentation on.
 //
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -23,10 +27,9 @@
 // counted, and so is the primary beside it (any per-request work it does shows); callgrind-target.ts.
 // BENCH_INSTR_ROUTE picks the gateway's route: two-endpoints (default: `bench/llama3.2`, as ops run it and as
 // `npm run bench`) or one-endpoint (`bench-one/llama3.2`, one endpoint and no fallback, as the shipped `local/llama3.2`).
-// Each target first serves BENCH_INSTR_WARMUP requests (3000) of every scenario (non-streamed; 20-event
-// streams) to warm the JIT; then, per scenario, its counters are zeroed and BENCH_INSTR_REQUESTS (1000) are
-// served and counted, at 8 keep-alive connections; every answer is checked. (Under valgrind the JIT settles
-// slowly: after 1000 requests per scenario the raw proxy still counted 0.78 M per request, after 3000, 0.30 M.) Counts are user-space instructions of the whole process
+// Each target first serves BENCH_INSTR_WARMUP requests (20000) of every scenario (non-streamed; 20-event
+// streams), uncounted, to warm the JIT; then, per scenario, its counters are zeroed and BENCH_INSTR_REQUESTS (2000)
+// are served and counted, at 8 keep-alive connections; every answer is checked. Counts are user-space instructions of the whole process
 // (all threads, GC and JIT included); the kernel's work in system calls is not counted, so CPU time ratios
 // (`npm run bench`) come out larger than these.
 //
@@ -77,8 +80,8 @@ if ([TRACING, PIECES, PARTS, AGAINST !== undefined].filter(Boolean).length > 1) 
   process.exit(2);
 }
 const WRITE = !argv.includes('--no-write') && !PIECES && !PARTS && AGAINST === undefined;
-const WARMUP = count('BENCH_INSTR_WARMUP', 3000);
-const REQUESTS = count('BENCH_INSTR_REQUESTS', 1000);
+const WARMUP = count('BENCH_INSTR_WARMUP', 20000);
+const REQUESTS = count('BENCH_INSTR_REQUESTS', 2000);
 const ROUTES = { 'one-endpoint': 'bench-one/llama3.2', 'two-endpoints': 'bench/llama3.2' } as const;
 // Two endpoints, as ops run the gateway (issue 40's budget) and as `npm run bench` does.
 const ROUTE = (process.env['BENCH_INSTR_ROUTE'] || 'two-endpoints') as keyof typeof ROUTES;
