@@ -13,8 +13,8 @@
 //   (17 mark-compacts in 40,000 requests of a got proxy, 13 optimizations in its last 20,000). So nothing is forced:
 //   a window counts the collections its own requests cause, as they come, and holds several (a got proxy
 //   mark-compacts every ~2,500 requests here).
-// - The JIT settles slowly (natively, the gateway still ran 134 optimizations in its 8,000th–12,000th request and
-//   ~1 per 4,000 after 24,000). So the warm-up is long, and runs uninstrumented (valgrind --instr-atstart=no: several
+// - The JIT settles slowly (natively, the gateway still ran 134 optimizations in its 8,000th–12,000th request, then
+//   5 and 1 in the two 4,000 after its 24,000th). So the warm-up is long, and runs uninstrumented (valgrind --instr-atstart=no: several
 //   times faster); counting switches instrumentation on.
 //
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
