@@ -1,8 +1,7 @@
-// A full garbage collection in another Node process (started with `--inspect=127.0.0.1:0 --expose-gc`), asked for
-// over its inspector: bench:instructions collects before zeroing a target's counters and again before dumping
-// them, so each count holds the collection of exactly the garbage its own requests made. Without it, whether a
-// major GC fell inside the window moved single counts by ~100 k instructions per request (2026-11-26).
-// bench:allocation runs V8's sampling heap profiler over the same connection (allocation-profile.ts sums it).
+// Another Node process's heap over its inspector (started with `--inspect=127.0.0.1:0`): bench:allocation runs V8's
+// sampling heap profiler over it (allocation-profile.ts sums it). A full collection can be asked for too (gc(), with
+// `--expose-gc`); bench:instructions no longer does: a forced collection sent hot code back to the compiler inside
+// its windows (instructions.ts).
 import { createServer, type Server } from 'node:net';
 import type { SamplingHeapProfile } from './allocation-profile.js';
 
