@@ -16,6 +16,9 @@
 // - The JIT settles slowly (natively, the gateway still ran 134 optimizations in its 8,000th–12,000th request, then
 //   5 and 1 in the two 4,000 after its 24,000th). So the warm-up is long, and runs uninstrumented (valgrind --instr-atstart=no: several
 //   times faster); counting switches instrumentation on.
+// - A mark-compact more or fewer in a window moves the gateway's count by tens of k. Windows of 2,000 requests
+//   (the default until 2026-11-29) put its count anywhere in ±7% between runs; windows of 6,000 repeated within
+//   2.4% non-streamed and 1% per stream in five runs (docs/performance.md).
 //
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -28,12 +31,12 @@
 // BENCH_INSTR_ROUTE picks the gateway's route: two-endpoints (default: `bench/llama3.2`, as ops run it and as
 // `npm run bench`) or one-endpoint (`bench-one/llama3.2`, one endpoint and no fallback, as the shipped `local/llama3.2`).
 // Each target first serves BENCH_INSTR_WARMUP requests (20000) of every scenario (non-streamed; 20-event
-// streams), uncounted, to warm the JIT; then, per scenario, its counters are zeroed and BENCH_INSTR_REQUESTS (2000)
+// streams), uncounted, to warm the JIT; then, per scenario, its counters are zeroed and BENCH_INSTR_REQUESTS (6000)
 // are served and counted, at 8 keep-alive connections; every answer is checked. Counts are user-space instructions of the whole process
 // (all threads, GC and JIT included); the kernel's work in system calls is not counted, so CPU time ratios
 // (`npm run bench`) come out larger than these.
 //
-//   npm run bench:instructions                 about 10 minutes on 2 cores; writes its block of BENCHMARKS.md
+//   npm run bench:instructions                 about 20 minutes on 2 cores; writes its block of BENCHMARKS.md
 //   npm run bench:instructions -- --no-write   prints only
 //   npm run bench:tracing                      (--tracing) the gateway as shipped beside the gateway with OpenTelemetry
 //                                              on, exporting traces and metrics (http/protobuf) to a local OTLP sink
@@ -81,7 +84,7 @@ if ([TRACING, PIECES, PARTS, AGAINST !== undefined].filter(Boolean).length > 1) 
 }
 const WRITE = !argv.includes('--no-write') && !PIECES && !PARTS && AGAINST === undefined;
 const WARMUP = count('BENCH_INSTR_WARMUP', 20000);
-const REQUESTS = count('BENCH_INSTR_REQUESTS', 2000);
+const REQUESTS = count('BENCH_INSTR_REQUESTS', 6000);
 const ROUTES = { 'one-endpoint': 'bench-one/llama3.2', 'two-endpoints': 'bench/llama3.2' } as const;
 // Two endpoints, as ops run the gateway (issue 40's budget) and as `npm run bench` does.
 const ROUTE = (process.env['BENCH_INSTR_ROUTE'] || 'two-endpoints') as keyof typeof ROUTES;
@@ -134,7 +137,7 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : AGAINST === undefined ? 4 : 2 + AGAINST_DIRS.length} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : AGAINST === undefined ? 4 : 2 + AGAINST_DIRS.length} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about ${REQUESTS >= 4000 ? 20 : 10} min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: targetEnv({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
