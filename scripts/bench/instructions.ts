@@ -18,7 +18,7 @@
 //   times faster); counting switches instrumentation on.
 // - A mark-compact more or fewer in a window moves the gateway's count by tens of k. Windows of 2,000 requests
 //   (the default until 2026-11-29) put its count anywhere in ±7% between runs; windows of 6,000 repeated within
-//   2.4% non-streamed and 1% per stream in five runs (docs/performance.md).
+//   3.8% non-streamed and 2.7% per stream in six runs (docs/performance.md).
 //
 // Four targets, each `node` under callgrind, in front of the bench's mock provider: the raw proxy
 // (raw-proxy.ts), the same proxy calling the provider through got as the gateway configures it (got-proxy.ts:
@@ -36,7 +36,7 @@
 // (all threads, GC and JIT included); the kernel's work in system calls is not counted, so CPU time ratios
 // (`npm run bench`) come out larger than these.
 //
-//   npm run bench:instructions                 about 20 minutes on 2 cores; writes its block of BENCHMARKS.md
+//   npm run bench:instructions                 about 10 minutes on 2 cores; writes its block of BENCHMARKS.md
 //   npm run bench:instructions -- --no-write   prints only
 //   npm run bench:tracing                      (--tracing) the gateway as shipped beside the gateway with OpenTelemetry
 //                                              on, exporting traces and metrics (http/protobuf) to a local OTLP sink
@@ -137,7 +137,7 @@ try {
 ensureBuilt('bench:instructions');
 const started = Date.now();
 const machine = describeMachine(execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim());
-process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : AGAINST === undefined ? 4 : 2 + AGAINST_DIRS.length} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about ${REQUESTS >= 4000 ? 20 : 10} min on 2 cores)\n`);
+process.stderr.write(`bench:instructions: ${TRACING || PARTS ? 2 : PIECES ? 4 : AGAINST === undefined ? 4 : 2 + AGAINST_DIRS.length} targets under callgrind, ${WARMUP} warm-up + ${REQUESTS} counted requests per scenario (about 10 min on 2 cores)\n`);
 
 const mock = track(fork(transpile('bench-mock-provider.ts', workDir), [], { cwd: REPO, execArgv: [], env: targetEnv({}), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 const upstreamPort = String(await readyWithin600s(mock, 'the mock provider', portMessage(mock)));
