@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.js';
+import { onFreePort } from './free-port.js';
 
 /**
  * A real `prometheus` (the Debian package; .ci/run installs it) on a free loopback port, with a temporary config and
@@ -47,38 +47,12 @@ process.once('exit', () => {
 
 export async function startPrometheus(options: PrometheusOptions): Promise<PrometheusServer> {
   const interval = `${options.scrapeIntervalS ?? 1}s`;
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-prometheus-'));
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval, scrape_timeout: interval },
     rule_files: options.ruleFiles ?? [],
     scrape_configs: [{ job_name: 'gateway', metrics_path: '/metrics', static_configs: [{ targets: options.targets }] }],
   };
-  // JSON is YAML: no YAML writer needed.
-  writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const args = [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
-  const child = spawn('prometheus', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  running.add(child);
-  let output = '';
-  child.stderr!.on('data', (piece: Buffer) => (output += piece.toString()));
-  const exited = once(child, 'exit');
-  const spawnFailed = once(child, 'error').then(([error]) => {
-    throw new Error(`cannot run prometheus (apt-get install -y prometheus): ${(error as Error).message}`);
-  });
-  const stop = async () => {
-    if (running.delete(child) && child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await Promise.race([waitReady(url, () => child.exitCode !== null, () => output), spawnFailed]);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const { url, output, stop } = await onFreePort((port) => launch(config, port));
 
   const api = async <T>(path: string, params: Record<string, string | readonly string[]> = {}): Promise<T> => {
     const search = new URLSearchParams();
@@ -104,7 +78,39 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   };
-  return { url, api, query, waitFor, output: () => output, stop };
+  return { url, api, query, waitFor, output, stop };
+}
+
+/** Runs prometheus with `config` on `port` until it is ready, in a directory of its own; killed and removed on a failure. */
+async function launch(config: object, port: number): Promise<{ url: string; output: () => string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-prometheus-'));
+  // JSON is YAML: no YAML writer needed.
+  writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config));
+  const url = `http://127.0.0.1:${port}`;
+  const args = [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
+  const child = spawn('prometheus', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  running.add(child);
+  let output = '';
+  child.stderr!.on('data', (piece: Buffer) => (output += piece.toString()));
+  const exited = once(child, 'exit');
+  const spawnFailed = once(child, 'error').then(([error]) => {
+    throw new Error(`cannot run prometheus (apt-get install -y prometheus): ${(error as Error).message}`);
+  });
+  const stop = async () => {
+    if (running.delete(child) && child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.race([waitReady(url, () => child.exitCode !== null, () => output), spawnFailed]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return { url, output: () => output, stop };
 }
 
 /** Polls /-/ready (503 while the TSDB opens; 200 once it serves queries). */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { freePort } from '../helpers/free-port.js';
+import { onFreePort } from '../helpers/free-port.js';
 
 /**
  * A real redis-server (the Debian package; .ci/run installs it) on a free loopback port, with nothing saved to disk,
@@ -21,8 +21,9 @@ export interface RedisServer {
 }
 
 export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  let child: ChildProcess | undefined = await launch(port);
+  const started = await onFreePort(async (port) => ({ port, child: await launch(port) }));
+  const { port } = started;
+  let child: ChildProcess | undefined = started.child;
   const kill = async () => {
     if (!child) return;
     const exited = once(child, 'exit');
