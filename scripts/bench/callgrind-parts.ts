@@ -5,7 +5,8 @@
 // themselves; everything else (V8's builtins and runtime, Node's C++, libuv, llhttp, libc) is counted where it
 // was called from: its instructions go up its call arcs, split by what each caller spent in it, until they reach
 // one of those parts. What no JavaScript called (the event loop's own work: libuv, Node's C++ between a socket and
-// its JavaScript callback, llhttp) counts by its own kind (nativePart).
+// its JavaScript callback, llhttp) counts by its own kind (nativePart). Beside the parts, the functions whose count
+// grew most from the got proxy to the gateway (functionsTable): what a part's difference is made of.
 import { readFileSync } from 'node:fs';
 import { COMPILER_FUNCTION, GC_FUNCTION, partOfUrl } from './profile-parts.js';
 
@@ -160,10 +161,15 @@ export function callgrindParts(dumpFile: string, perfMapFile: string, byFunction
   return parts;
 }
 
-/** Instructions per request by part, over the window of `requests`. */
-export function partsPerRequest(files: { work: string; perfMap: string }, requests: number): InstructionParts {
+/**
+ * Instructions per request by part, over the window of `requests`; `byFunction`, if given, also gets them per request
+ * by part and function (`<part>\t<function>`, as callgrindParts gives them).
+ */
+export function partsPerRequest(files: { work: string; perfMap: string }, requests: number, byFunction?: Map<string, number>): InstructionParts {
   const perRequest: InstructionParts = new Map();
-  for (const [part, instructions] of callgrindParts(files.work, files.perfMap)) perRequest.set(part, instructions / requests);
+  const functions = byFunction ? new Map<string, number>() : undefined;
+  for (const [part, instructions] of callgrindParts(files.work, files.perfMap, functions)) perRequest.set(part, instructions / requests);
+  for (const [key, instructions] of functions ?? []) byFunction!.set(key, instructions / requests);
   return perRequest;
 }
 
@@ -180,5 +186,57 @@ export function partsTable(scenario: string, got: InstructionParts, gateway: Ins
     '|---|---:|---:|---:|',
     ...names.map((part) => `| ${part} | ${thousands(of(got, part))} | ${thousands(of(gateway, part))} | ${thousands(of(gateway, part) - of(got, part))} |`),
     `| **all** (parts under 5 k in both left out of the rows, not of this sum) | **${thousands(sum(got))}** | **${thousands(sum(gateway))}** | **${thousands(sum(gateway) - sum(got))}** |`,
+  ].join('\n');
+}
+
+/**
+ * A function's name as a table shows it: JavaScript as `name (file)` with the file from its package or `dist/` on
+ * (`relayStream (routing/relay-stream.js)`), a regexp by its source, C++ without its parameters; cut to 90 characters.
+ */
+export function shortFunctionName(name: string): string {
+  const js = /^JS:\S?'?(.*?) (\S+):\d+:\d+$/.exec(name);
+  const regexp = /^RegExp\.> src: '(.*)' flags: '(\w*)'$/.exec(name);
+  const short = js
+    ? `${js[1] || '(anonymous)'} (${js[2]!.replace(/^.*\/(?:dist|node_modules)\//, '').replace(/^file:\/\//, '')})`
+    : regexp
+      ? `regexp /${regexp[1]}/${regexp[2]}`
+      : name.replace(/\(.*$/, '').replace(/<.*>/g, '<…>');
+  return short.length > 90 ? `${short.slice(0, 89)}…` : short;
+}
+
+/**
+ * A markdown table of the `top` functions whose instructions grew most from the got proxy to the gateway in one
+ * scenario, per request, from callgrindParts' `byFunction` maps: one row per function, with the parts its gateway
+ * instructions counted in (a builtin or a regexp counts where it was called from, so it may sit in several).
+ */
+export function functionsTable(scenario: string, got: ReadonlyMap<string, number>, gateway: ReadonlyMap<string, number>, top: number): string {
+  const thousands = (n: number) => `${n < 0 ? '−' : ''}${Math.abs(n / 1e3).toFixed(1)} k`;
+  const byName = (byFunction: ReadonlyMap<string, number>) => {
+    const totals = new Map<string, { total: number; parts: Map<string, number> }>();
+    for (const [key, instructions] of byFunction) {
+      const [part, name] = key.split('\t') as [string, string];
+      const entry = totals.get(name) ?? { total: 0, parts: new Map<string, number>() };
+      entry.total += instructions;
+      entry.parts.set(part, (entry.parts.get(part) ?? 0) + instructions);
+      totals.set(name, entry);
+    }
+    return totals;
+  };
+  const [gotByName, gatewayByName] = [byName(got), byName(gateway)];
+  const rows = [...new Set([...gotByName.keys(), ...gatewayByName.keys()])]
+    .map((name) => ({ name, got: gotByName.get(name)?.total ?? 0, gateway: gatewayByName.get(name) }))
+    .sort((a, b) => (b.gateway?.total ?? 0) - b.got - ((a.gateway?.total ?? 0) - a.got))
+    .slice(0, top);
+  const partsOf = (entry: { total: number; parts: Map<string, number> } | undefined) =>
+    [...(entry?.parts ?? [])]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 2)
+      .map(([part, instructions]) => `${part.replace(/^gateway: /, '')} ${Math.round((instructions / entry!.total) * 100)}%`)
+      .join(', ');
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  return [
+    `| ${scenario}: the ${top} functions that grew most | got proxy | gateway | gateway − got proxy | the gateway's, counted in |`,
+    '|---|---:|---:|---:|---|',
+    ...rows.map(({ name, got, gateway }) => `| ${cell(shortFunctionName(name))} | ${thousands(got)} | ${thousands(gateway?.total ?? 0)} | ${thousands((gateway?.total ?? 0) - got)} | ${cell(partsOf(gateway))} |`),
   ].join('\n');
 }

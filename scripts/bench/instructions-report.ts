@@ -1,6 +1,6 @@
 // The BENCHMARKS.md blocks `npm run bench:instructions` writes (instructions.ts counts, this file words the result).
 // The budget line they give a verdict on: issue 40's line 2, instructions per request ≤ 1.1× the Express proxy, both kinds.
-import { partsTable, type InstructionParts } from './callgrind-parts.js';
+import { functionsTable, partsTable, type InstructionParts } from './callgrind-parts.js';
 import type { CountedTarget, Scenario } from './callgrind-target.js';
 
 /** Issue 40, line 2: the gateway's instructions per request over the Express proxy's, both kinds. */
@@ -102,12 +102,17 @@ export function tracingBlock(run: CountedRunResult, sink: { requests(): number; 
   ].join('\n');
 }
 
-export function partsBlock(run: CountedRunResult, partsOf: ReadonlyMap<string, InstructionParts>): string {
+/** Functions listed per scenario under its parts: enough to name what each part's difference is made of. */
+const TOP_FUNCTIONS = 25;
+
+export function partsBlock(run: CountedRunResult, partsOf: ReadonlyMap<string, InstructionParts>, functionsOf: ReadonlyMap<string, ReadonlyMap<string, number>>): string {
+  const of = <T>(map: ReadonlyMap<string, T>, target: string, scenario: Scenario) => map.get(`${target}|${scenario.label}`)!;
   return [
     '## Where the instructions go: the gateway beside the got proxy, by part (callgrind)',
     '',
     ...header(run, 'npm run bench:instructions -- --parts'),
-    ...run.scenarios.flatMap((scenario) => ['', partsTable(scenario.label, partsOf.get(`got proxy|${scenario.label}`)!, partsOf.get(`gateway|${scenario.label}`)!)]),
+    ...run.scenarios.flatMap((scenario) => ['', partsTable(scenario.label, of(partsOf, 'got proxy', scenario), of(partsOf, 'gateway', scenario))]),
+    ...run.scenarios.flatMap((scenario) => ['', functionsTable(scenario.label, of(functionsOf, 'got proxy', scenario), of(functionsOf, 'gateway', scenario), TOP_FUNCTIONS)]),
     '',
     run.gatewaySetup,
     '- The gateway\'s parts are its worker\'s (the process that serves).',

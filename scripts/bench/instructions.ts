@@ -44,7 +44,8 @@
 //                                              the gateway with its request log off (LOG_LEVEL=warn) and the gateway
 //                                              with no callers declared (anonymous, no limits); prints, writes nothing
 //   npm run bench:instructions -- --parts      where the gateway's instructions go beside the got proxy's, by part
-//                                              (both run with --perf-basic-prof; callgrind-parts.ts); prints only
+//                                              and the functions that grew most (both run with --perf-basic-prof;
+//                                              callgrind-parts.ts); prints only
 //   npm run bench:instructions -- --against=DIR[,DIR…]   changes' before/after: this build beside the builds in each
 //                                              DIR (a dist/ folder built from another commit), side by side; prints only
 // Each target under callgrind (started, counted, driven): callgrind-target.ts; the parts: callgrind-parts.ts.
@@ -182,6 +183,8 @@ const targets = await Promise.all(
 const perRequest = new Map<string, number>();
 const primaryPerRequest = new Map<string, number>();
 const partsOf = new Map<string, InstructionParts>();
+/** `target|scenario` → instructions per request by `<part>\t<function>` (with --parts). */
+const functionsOf = new Map<string, Map<string, number>>();
 for (const target of targets) {
   process.stderr.write(`bench:instructions: ${target.name}: counting ${target.processes.map(({ role, pid }) => `its ${role}, pid ${pid}`).join('; ')}\n`);
 }
@@ -196,7 +199,11 @@ await Promise.all(
       if (primary !== undefined) primaryPerRequest.set(key, primary / REQUESTS);
       // Far below any proxy's count: the process counted is not the one that answered.
       if (serving! / REQUESTS < IDLE_PER_REQUEST) fail(`${target.name}: its ${target.processes[0]!.role} (pid ${target.processes[0]!.pid}) counted ${(serving! / REQUESTS).toFixed(0)} instructions per request: it served no request`);
-      if (PARTS) partsOf.set(key, partsPerRequest(target.files, REQUESTS));
+      if (PARTS) {
+        const byFunction = new Map<string, number>();
+        partsOf.set(key, partsPerRequest(target.files, REQUESTS, byFunction));
+        functionsOf.set(key, byFunction);
+      }
       const share = primary === undefined ? '' : ` (+ ${(primary / REQUESTS / 1e3).toFixed(0)} k in its primary)`;
       process.stderr.write(`${target.name.padEnd(9)} ${scenario.label.padEnd(20)} ${(serving! / REQUESTS / 1e6).toFixed(3)} M instructions per request${share}\n`);
     }
@@ -221,7 +228,7 @@ const settings = ['BENCH_INSTR_WARMUP', 'BENCH_INSTR_REQUESTS', 'BENCH_INSTR_ROU
   .join('');
 const common = { machine, settings, warmup: WARMUP, requests: REQUESTS, connections: CONNECTIONS, scenarios: SCENARIOS, perRequest, primaryPerRequest, gatewaySetup, wallMinutes: () => (Date.now() - started) / 60_000 };
 if (sink) report('TRACING', tracingBlock(common, sink));
-if (PARTS) report('PARTS', partsBlock(common, partsOf));
+if (PARTS) report('PARTS', partsBlock(common, partsOf, functionsOf));
 if (PIECES || AGAINST !== undefined) report('PIECES', piecesBlock(common, PIECES ? { pieces: [LOG_OFF, NO_CALLERS], logOff: LOG_OFF, noCallers: NO_CALLERS } : { against: AGAINST!, others: AGAINST_DIRS.map(baseline) }));
 report('INSTRUCTIONS', instructionsBlock(common));
 

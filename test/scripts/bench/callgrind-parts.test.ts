@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { callgrindParts, partsPerRequest } from '../../../scripts/bench/callgrind-parts.js';
+import { callgrindParts, functionsTable, partsPerRequest, shortFunctionName } from '../../../scripts/bench/callgrind-parts.js';
 
 const PERF_MAP = [
   '1000 20 JS:~stale file:///srv/gateway/dist/observe/old.js:1:1',
@@ -112,4 +112,45 @@ t.test("per request: the window's instructions by part, divided by its requests"
   const parts = partsPerRequest({ work: join(dir, 'work'), perfMap: join(dir, 'map') }, 10);
   t.equal(parts.get('garbage collection'), 5);
   t.equal(parts.get('JIT compiler'), 7);
+});
+
+t.test('per request by function too, when asked: the same instructions, divided by the requests', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'work'), DUMP);
+  writeFileSync(join(dir, 'map'), PERF_MAP);
+  const byFunction = new Map<string, number>();
+  partsPerRequest({ work: join(dir, 'work'), perfMap: join(dir, 'map') }, 10, byFunction);
+  t.equal(byFunction.get('JIT compiler\tv8::internal::compiler::GraphReducer::ReduceTop()'), 7);
+  t.equal(Math.round([...byFunction.values()].reduce((a, b) => a + b, 0)), 172, 'the whole dump, per request');
+});
+
+t.test('the functions that grew most: one row per function, largest growth first, with the parts it counted in', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'dump'), DUMP);
+  writeFileSync(join(dir, 'map'), PERF_MAP);
+  const gateway = new Map<string, number>();
+  callgrindParts(join(dir, 'dump'), join(dir, 'map'), gateway);
+  // The got proxy ran the same builtin for 900 instructions: the gateway's 200 (its own; the runtime it calls is a
+  // row of its own) are 700 fewer, so it comes last.
+  const got = new Map([['Node core (JavaScript)\tBuiltins_CopyDataProperties', 900]]);
+  const table = functionsTable('streamed', got, gateway, 3).split('\n');
+  t.equal(table.length, 2 + 3, 'a header, its rule and the top 3 rows');
+  t.match(table[0], /^\| streamed: the 3 functions that grew most \| got proxy \| gateway \| gateway − got proxy \|/);
+  t.match(table[2], /^\| v8::internal::Runtime_CopyDataProperties \| 0\.0 k \| 0\.5 k \| 0\.5 k \| Node core \(JavaScript\) 75%, endpoints 25% \|$/, 'the largest growth first, C++ named without its parameters, split over the parts of its callers');
+  t.match(table[3], /^\| node::http_parser::Parser::Execute \| 0\.0 k \| 0\.4 k \| 0\.4 k \| native, not called from JavaScript: Node's C\+\+ 100% \|$/);
+  const all = functionsTable('streamed', got, gateway, 50);
+  t.match(all, /\| Builtins_CopyDataProperties \| 0\.9 k \| 0\.2 k \| −0\.7 k \| Node core \(JavaScript\) 75%, endpoints 25% \|$/, 'a function that shrank comes last');
+  t.match(all, /\| chatCompletions \(endpoints\/chat-completions\.js\) \| 0\.0 k \| 0\.1 k \| 0\.1 k \| endpoints 100% \|/, 'JavaScript by name and file under dist/');
+});
+
+t.test('function names as the table shows them', async (t) => {
+  t.equal(shortFunctionName("JS:*'relayStream file:///tmp/x/dist/routing/relay-stream.js:37:34"), 'relayStream (routing/relay-stream.js)');
+  t.equal(shortFunctionName('JS:^handle /srv/gateway/node_modules/router/index.js:150:43'), 'handle (router/index.js)');
+  t.equal(shortFunctionName("JS:*' node:internal/streams/readable:1394:36"), '(anonymous) (node:internal/streams/readable)');
+  t.equal(shortFunctionName("RegExp.> src: '\"(?:model|error)\"' flags: 'g'"), 'regexp /"(?:model|error)"/g');
+  t.equal(shortFunctionName('void v8::internal::String::WriteToFlat2<unsigned char>(unsigned char*, v8::internal::Tagged<v8::internal::ConsString>)'), 'void v8::internal::String::WriteToFlat2<…>');
+  t.equal(shortFunctionName(`Builtins_${'X'.repeat(200)}`).length, 90, 'cut to 90 characters');
+  t.match(functionsTable('s', new Map(), new Map([["gateway: dialects\tRegExp.> src: 'a|b' flags: 'g'", 5000]]), 1), /\| regexp \/a\\\|b\/g \|/, 'a pipe in a name is escaped for the table');
 });
