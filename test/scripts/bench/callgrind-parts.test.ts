@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { callgrindParts, functionsTable, partsPerRequest, shortFunctionName } from '../../../scripts/bench/callgrind-parts.js';
 
 const PERF_MAP = [
@@ -80,13 +80,19 @@ fn=(11) 0x0000000000003010
 totals: 1720
 `;
 
-t.test('each instruction counts once, in the part the rules give it', async (t) => {
+/** DUMP and PERF_MAP in files of a temporary directory, removed when `t` ends. */
+function writeDumpAndMap(t: Test): { work: string; perfMap: string } {
   const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'dump'), DUMP);
+  writeFileSync(join(dir, 'work'), DUMP);
   writeFileSync(join(dir, 'map'), PERF_MAP);
+  return { work: join(dir, 'work'), perfMap: join(dir, 'map') };
+}
+
+t.test('each instruction counts once, in the part the rules give it', async (t) => {
+  const files = writeDumpAndMap(t);
   const byFunction = new Map<string, number>();
-  const parts = callgrindParts(join(dir, 'dump'), join(dir, 'map'), byFunction);
+  const parts = callgrindParts(files.work, files.perfMap, byFunction);
   const total = [...parts.values()].reduce((a, b) => a + b, 0);
   t.equal(Math.round(total), 1720, 'the parts add up to the dump total');
   // The builtin and the runtime (700 + the scavenger's 50 aside) split 1 : 3 between the two JavaScript callers,
@@ -105,33 +111,24 @@ t.test('each instruction counts once, in the part the rules give it', async (t) 
 });
 
 t.test("per request: the window's instructions by part, divided by its requests", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'work'), DUMP);
-  writeFileSync(join(dir, 'map'), PERF_MAP);
-  const parts = partsPerRequest({ work: join(dir, 'work'), perfMap: join(dir, 'map') }, 10);
+  const files = writeDumpAndMap(t);
+  const parts = partsPerRequest(files, 10);
   t.equal(parts.get('garbage collection'), 5);
   t.equal(parts.get('JIT compiler'), 7);
 });
 
 t.test('per request by function too, when asked: the same instructions, divided by the requests', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'work'), DUMP);
-  writeFileSync(join(dir, 'map'), PERF_MAP);
+  const files = writeDumpAndMap(t);
   const byFunction = new Map<string, number>();
-  partsPerRequest({ work: join(dir, 'work'), perfMap: join(dir, 'map') }, 10, byFunction);
+  partsPerRequest(files, 10, byFunction);
   t.equal(byFunction.get('JIT compiler\tv8::internal::compiler::GraphReducer::ReduceTop()'), 7);
   t.equal(Math.round([...byFunction.values()].reduce((a, b) => a + b, 0)), 172, 'the whole dump, per request');
 });
 
 t.test('the functions that grew most: one row per function, largest growth first, with the parts it counted in', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'callgrind-parts-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'dump'), DUMP);
-  writeFileSync(join(dir, 'map'), PERF_MAP);
+  const files = writeDumpAndMap(t);
   const gateway = new Map<string, number>();
-  callgrindParts(join(dir, 'dump'), join(dir, 'map'), gateway);
+  callgrindParts(files.work, files.perfMap, gateway);
   // The got proxy ran the same builtin for 900 instructions: the gateway's 200 (its own; the runtime it calls is a
   // row of its own) are 700 fewer, so it comes last.
   const got = new Map([['Node core (JavaScript)\tBuiltins_CopyDataProperties', 900]]);
