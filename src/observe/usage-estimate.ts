@@ -80,11 +80,21 @@ function repeatsText(events: string): boolean {
 /**
  * A JSON string value of a field that carries an answer's text, in the events or the answer the gateway relays:
  * chat chunks and completions (content, reasoning_content, reasoning, refusal, tool-call arguments), Anthropic
- * Messages deltas (text, thinking, partial_json) and Responses deltas (delta).
+ * Messages deltas (text, thinking, partial_json) and Responses deltas (delta). The key is found looking behind
+ * from its `":`, not from its opening quote: a key's opening quote is the most common character of an event, and
+ * trying the nine keys at each cost a quarter more (issue 40). Where the key starts is the same either way.
  */
-const TEXT_FIELD = /"(?:content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta)":\s*"/g;
+const TEXT_FIELD = /(?<="(?:content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta))":\s*"/g;
+/**
+ * The same found from the key's opening quote: used where a search resumes right after a value's closing quote
+ * and a letter follows it. Only there could the look behind take that closing quote for a key's opening one (not
+ * JSON: `"text":"a"content":"b"`), which a search from the opening quote, as the count always read, never does.
+ */
+const TEXT_FIELD_FROM_QUOTE = /"(?:content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta)":\s*"/g;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const LOWERCASE_A = 0x61;
+const LOWERCASE_Z = 0x7a;
 
 /**
  * Characters of answer text in `json` (one or more events, or a whole answer): the lengths of the string values
@@ -93,10 +103,13 @@ const BACKSLASH = 0x5c;
  */
 export function answerTextChars(json: string): number {
   let chars = 0;
-  TEXT_FIELD.lastIndex = 0;
-  // test, not exec: only where the match ends is needed, and test makes no match array per field.
-  while (TEXT_FIELD.test(json)) {
-    const start = TEXT_FIELD.lastIndex;
+  for (let from = 0; ; ) {
+    const after = from === 0 ? 0 : json.charCodeAt(from);
+    const field = after >= LOWERCASE_A && after <= LOWERCASE_Z ? TEXT_FIELD_FROM_QUOTE : TEXT_FIELD;
+    field.lastIndex = from;
+    // test, not exec: only where the match ends is needed, and test makes no match array per field.
+    if (!field.test(json)) return chars;
+    const start = field.lastIndex;
     let at = start;
     for (; at < json.length; at++) {
       const code = json.charCodeAt(at);
@@ -104,7 +117,6 @@ export function answerTextChars(json: string): number {
       else if (code === QUOTE) break;
     }
     chars += Math.min(at, json.length) - start;
-    TEXT_FIELD.lastIndex = at + 1;
+    from = at + 1;
   }
-  return chars;
 }
