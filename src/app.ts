@@ -26,6 +26,7 @@ import { sendError } from './caller/send-error.js';
 import { createMetrics } from './observe/metrics.js';
 import { createCallerPolicy } from './policy/caller-policy.js';
 import { CONFIG_DEFAULTS, defaultBodyBytesInFlight, defaultStreamBytesInFlight } from './server-config.js';
+import { serverClassesFor, type ServerClasses } from './server-classes.js';
 import { StreamsInFlight } from './dialects/stream-budget.js';
 import type { Telemetry } from './trace/telemetry.js';
 import { traceRequests } from './trace/request-trace.js';
@@ -65,6 +66,8 @@ export interface AppOptions {
 
 export interface Gateway {
   readonly app: Express;
+  /** For http.createServer: requests and responses born on the prototypes Express gives them (server-classes.ts). */
+  readonly serverClasses: ServerClasses;
   /** For http.Server's 'checkContinue': `100 Continue` only once the headers pass, so a refusal comes before the body. */
   readonly checkContinue: RequestListener;
   /** Health turns 503, in-flight requests get `graceMs` to finish, the rest answer shutting_down. */
@@ -168,6 +171,7 @@ export function createGateway(tables: RouteTables, options: AppOptions): Gateway
   app.use(answerError(logger, providers.redact, linger));
   return {
     app,
+    serverClasses: serverClassesFor(app),
     checkContinue: deferContinue(app),
     drain: (graceMs) => lifecycle.drain(graceMs),
     close: () => {

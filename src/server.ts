@@ -138,6 +138,7 @@ async function serve(build: Build, config: ServerConfig, logger: Logger, logOutp
       // Let a Host-less HTTP/1.1 request reach the app, which refuses it in the envelope (Node's own 400 is bare).
       requireHostHeader: false,
       highWaterMark: SOCKET_HIGH_WATER_MARK,
+      ...gateway.serverClasses,
     },
     gateway.app,
   );
