@@ -87,6 +87,25 @@ function take(counts: CallerCounts, spec: LimitSpec, requests: number | null, to
 }
 
 /**
+ * Counts `answers` admissions decided elsewhere and settled since (the cluster primary mirroring the only worker's
+ * report, cluster/worker-store.ts), `settlement` their figures summed. An admission and its settle at one instant
+ * come to this: the requests bucket loses one each, the tokens bucket loses what was used (the reservation taken and
+ * given back), nothing stays in flight, and the cost joins the period's spend.
+ */
+export function countDone(counts: CallerCounts, spec: LimitSpec, periods: Periods, now: number, answers: number, settlement: Settlement): void {
+  const { requestsPerMinute: rpm, tokensPerMinute: tpm } = spec.limits;
+  if (rpm !== null) {
+    counts.requests.level = levelNow(counts.requests, rpm, now) - answers;
+    counts.requests.at = now;
+  }
+  if (tpm !== null) {
+    counts.tokens.level = levelNow(counts.tokens, tpm, now) - settlement.tokens;
+    counts.tokens.at = now;
+  }
+  addSpend(counts, spec, periods, settlement.usd);
+}
+
+/**
  * When an answer ends its reservation becomes its real figures: the tokens bucket gets back what was reserved and
  * loses what was used (below zero if need be), and the cost joins the period's spend.
  */
@@ -98,10 +117,13 @@ export function settle(counts: CallerCounts, spec: LimitSpec, periods: Periods, 
     counts.tokens.at = now;
   }
   if (spec.budget) counts.reservedUsd = Math.max(0, counts.reservedUsd - reserve.usd);
-  if (spec.budget && settlement.usd > 0) {
-    if (counts.month !== periods.month) [counts.month, counts.monthUsd] = [periods.month, 0];
-    if (counts.day !== periods.day) [counts.day, counts.dayUsd] = [periods.day, 0];
-    counts.monthUsd += settlement.usd;
-    counts.dayUsd += settlement.usd;
-  }
+  addSpend(counts, spec, periods, settlement.usd);
+}
+
+function addSpend(counts: CallerCounts, spec: LimitSpec, periods: Periods, usd: number): void {
+  if (!spec.budget || !(usd > 0)) return;
+  if (counts.month !== periods.month) [counts.month, counts.monthUsd] = [periods.month, 0];
+  if (counts.day !== periods.day) [counts.day, counts.dayUsd] = [periods.day, 0];
+  counts.monthUsd += usd;
+  counts.dayUsd += usd;
 }

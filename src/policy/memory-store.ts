@@ -1,4 +1,4 @@
-import { admitDecided, decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
+import { admitDecided, countDone, decide, newCounts, settle, type CallerCounts } from './bucket-math.js';
 import { periodsAt, type Admission, type LimitSpec, type LimitStore, type PeriodSpend, type Periods, type Reservation, type Settlement } from './limit-store.js';
 
 /** Every caller's counts, as the cluster primary hands them to a worker that takes over counting (cluster/worker-store.ts). */
@@ -27,6 +27,12 @@ export class MemoryLimitStore implements LimitStore {
     const now = this.clock();
     admitDecided(this.countsOf(spec, now), spec, now, reserve);
     return this.adopt(spec, reserve);
+  }
+
+  /** Counts `answers` admissions decided elsewhere and already settled, `settlement` their figures summed (bucket-math.ts). */
+  countDone(spec: LimitSpec, answers: number, settlement: Settlement): void {
+    const now = this.clock();
+    countDone(this.countsOf(spec, now), spec, periodsAt(now), now, answers, settlement);
   }
 
   /** The settle() of an admission these counts already hold (admitted here, or in a snapshot): counts nothing now. */

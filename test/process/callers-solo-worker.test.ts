@@ -125,3 +125,31 @@ t.test('WORKERS=1 under load through two reloads: every answer is charged once, 
   const spend = valueOf(samples, 'gateway_caller_spend_usd', { caller: 'search-team', period: 'day', store: 'memory' });
   t.ok(spend !== undefined && Math.abs(spend - statuses.length * 0.00002) < 1e-9, `spend ${spend} is ${statuses.length} answers x 0.00002 USD: each charged once`);
 });
+
+t.test('WORKERS=1: answers admitted and settled within one report reach the primary, and a reload keeps them counted', async (t) => {
+  // Three a minute: one more comes back every 20 s, far longer than a reload takes.
+  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: { requests_per_minute: 3 }`));
+  t.teardown(() => build.remove());
+  const mock = await startUsageMock();
+  t.teardown(() => mock.upstream.close());
+  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const handOvers = (output: string) => logLinesOf(output).filter((line) => line['msg'] === ALONE).length;
+  await waitForOutput(server, (output) => (handOvers(output) === 1 ? true : undefined), 15_000);
+  const ask = () =>
+    fetch(`${server.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
+      body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
+    }).then(async (response) => {
+      await response.text();
+      return response.status;
+    });
+  // Sent together, answered at once: most are admitted and settled before the worker's next report.
+  t.same(await Promise.all([ask(), ask(), ask()]), [200, 200, 200]);
+  server.child.kill('SIGHUP');
+  // The new worker starts from the primary's counts, which hold the three only as the reports told them.
+  await waitForOutput(server, (output) => (handOvers(output) === 2 ? true : undefined), 30_000);
+  t.equal(await ask(), 429, 'the fourth in the minute is refused by the new worker');
+  t.equal(mock.answered(), 3);
+});

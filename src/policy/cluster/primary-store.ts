@@ -1,6 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import {
   ADMIT,
+  ADMITTED_ROW,
+  DONE_ROW,
+  SETTLED_ROW,
   DECIDED,
   HANDED_OVER,
   isMessage,
@@ -21,7 +24,7 @@ import {
   type SpendMessage,
   type SpentMessage,
 } from './protocol.js';
-import type { Reservation, Settlement } from '../limit-store.js';
+import type { Settlement } from '../limit-store.js';
 import { MemoryLimitStore } from '../memory-store.js';
 
 /** What the cluster primary decides about who counts (cluster-primary.ts knows which workers serve). */
@@ -69,10 +72,20 @@ export function serveClusterLimits(): ClusterLimits {
       settleHeld(worker, message.id, message.settlement);
     } else if (isMessage<ReportMessage>(message, REPORT)) {
       // Admitted by the worker already: counted as it counted them, never refused here.
-      for (const { id, spec, reserve } of Array.isArray(message.admitted) ? message.admitted : []) {
-        if (typeof id === 'number') heldBy(worker).set(id, store.admitDecided(spec, sane(reserve)));
+      const specs = Array.isArray(message.specs) ? message.specs : [];
+      const admitted = numbers(message.admitted);
+      for (let at = 0; at + ADMITTED_ROW <= admitted.length; at += ADMITTED_ROW) {
+        const spec = specs[admitted[at + 1]!];
+        if (spec) heldBy(worker).set(admitted[at]!, store.admitDecided(spec, sane({ tokens: admitted[at + 2], usd: admitted[at + 3] })));
       }
-      for (const { id, settlement } of Array.isArray(message.settled) ? message.settled : []) settleHeld(worker, id, settlement);
+      const settled = numbers(message.settled);
+      for (let at = 0; at + SETTLED_ROW <= settled.length; at += SETTLED_ROW) settleHeld(worker, settled[at], { tokens: settled[at + 1]!, usd: settled[at + 2]! });
+      const done = numbers(message.done);
+      for (let at = 0; at + DONE_ROW <= done.length; at += DONE_ROW) {
+        const spec = specs[done[at]!];
+        const answers = done[at + 1]!;
+        if (spec && Number.isSafeInteger(answers) && answers > 0) store.countDone(spec, answers, sane({ tokens: done[at + 2], usd: done[at + 3] }));
+      }
     } else if (isMessage(message, TAKE_OVER)) {
       // Everything the worker sent before this is counted: these counts are where it starts.
       send(worker, { type: HANDED_OVER, counts: solo === worker ? store.snapshot() : null } satisfies HandedOverMessage);
@@ -98,8 +111,13 @@ export function serveClusterLimits(): ClusterLimits {
   };
 }
 
+/** A report's list of numbers; anything else in it is read as NaN, which its row's checks refuse or sane() zeroes. */
+function numbers(list: unknown): readonly number[] {
+  return Array.isArray(list) ? list.map((value) => (typeof value === 'number' ? value : NaN)) : [];
+}
+
 /** Figures from a worker are ours, but a NaN would poison a bucket for good. */
-function sane(figures: Settlement | Reservation | undefined): Settlement {
+function sane(figures: { tokens?: unknown; usd?: unknown } | undefined): Settlement {
   const finite = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
   return { tokens: finite(figures?.tokens), usd: finite(figures?.usd) };
 }

@@ -68,12 +68,28 @@ export interface HandedOverMessage {
   readonly counts: CountsSnapshot | null;
 }
 
-/** Worker → primary, in solo mode: what it admitted and settled since the last report, in order. */
+/**
+ * Worker → primary, in solo mode: what it admitted and settled since the last report, as flat lists of numbers
+ * (one report every 10 ms carries dozens of rows under load, and the primary parses numbers far faster than objects).
+ * An admission settled before the report that would have carried it is not sent on its own: `done` sums such
+ * answers per caller, since counting one admission and its settle at the same instant comes to the settlement alone
+ * (bucket-math.ts, countDone).
+ */
 export interface ReportMessage {
   readonly type: typeof REPORT;
-  readonly admitted: readonly { readonly id: number; readonly spec: LimitSpec; readonly reserve: Reservation }[];
-  readonly settled: readonly { readonly id: number; readonly settlement: Settlement }[];
+  /** The callers the rows name, by their index in this list. */
+  readonly specs: readonly LimitSpec[];
+  /** Admissions still open, ADMITTED_ROW numbers each: id, caller index, reserved tokens, reserved USD. */
+  readonly admitted: readonly number[];
+  /** Settles of admissions reported before, SETTLED_ROW numbers each: id, tokens, USD. */
+  readonly settled: readonly number[];
+  /** Answers admitted and settled since the last report, DONE_ROW numbers per caller: caller index, answers, tokens, USD. */
+  readonly done: readonly number[];
 }
+
+export const ADMITTED_ROW = 4;
+export const SETTLED_ROW = 3;
+export const DONE_ROW = 4;
 
 /** Primary → worker: another worker is coming (a reload): report what you hold and ask me again. */
 export interface SharedMessage {

@@ -44,7 +44,17 @@ function wire(spec: LimitSpec): LimitSpec {
   return small;
 }
 
-type Report = { admitted: ReportMessage['admitted'][number][]; settled: ReportMessage['settled'][number][] };
+/**
+ * What the next report carries: the admissions made since the last one and still open (each with its settle as soon
+ * as it settles), the settles of admissions reported before, and per caller the answers both admitted and settled
+ * since, summed: most answers end within one report's time, and each costs the primary one row a caller then.
+ */
+interface Report {
+  readonly admitted: Map<number, Open>;
+  /** SETTLED_ROW numbers each (protocol.ts). */
+  readonly settled: number[];
+  readonly done: Map<LimitSpec, { answers: number; tokens: number; usd: number }>;
+}
 
 /**
  * A node:cluster worker's counts of the callers' limits (no REDIS_URL). The primary holds the deployment's counts, so
@@ -109,8 +119,9 @@ export class ClusterLimitStore implements LimitStore {
     const admission = solo.admitNow(spec, periods, reserve);
     if (admission.refused !== null) return admission;
     const id = this.nextId++;
-    this.open.set(id, { spec, reserve, local: admission.settle });
-    this.queue().admitted.push({ id, spec: wire(spec), reserve });
+    const entry: Open = { spec, reserve, local: admission.settle };
+    this.open.set(id, entry);
+    this.queue().admitted.set(id, entry);
     return { ...admission, settle: (settlement) => this.settle(id, settlement) };
   }
 
@@ -132,7 +143,9 @@ export class ClusterLimitStore implements LimitStore {
     this.open.delete(id);
     entry.local?.(settlement);
     if (this.solo) {
-      this.queue().settled.push({ id, settlement });
+      const report = this.queue();
+      if (report.admitted.delete(id)) addDone(report, entry.spec, settlement);
+      else report.settled.push(id, settlement.tokens, settlement.usd);
       return;
     }
     this.takingOver?.push({ spec: entry.spec, reserve: entry.reserve, settlement });
@@ -176,7 +189,7 @@ export class ClusterLimitStore implements LimitStore {
 
   private queue(): Report {
     this.flushTimer ??= setTimeout(() => this.flush(), REPORT_EVERY_MS).unref();
-    return (this.report ??= { admitted: [], settled: [] });
+    return (this.report ??= { admitted: new Map(), settled: [], done: new Map() });
   }
 
   private flush(): void {
@@ -185,7 +198,18 @@ export class ClusterLimitStore implements LimitStore {
     const report = this.report;
     this.report = null;
     if (!report || !process.connected) return;
-    const message: ReportMessage = { type: REPORT, ...report };
+    const specs: LimitSpec[] = [];
+    const indexOf = new Map<LimitSpec, number>();
+    const index = (spec: LimitSpec) => {
+      let at = indexOf.get(spec);
+      if (at === undefined) indexOf.set(spec, (at = specs.push(wire(spec)) - 1));
+      return at;
+    };
+    const admitted: number[] = [];
+    for (const [id, { spec, reserve }] of report.admitted) admitted.push(id, index(spec), reserve.tokens, reserve.usd);
+    const done: number[] = [];
+    for (const [spec, { answers, tokens, usd }] of report.done) done.push(index(spec), answers, tokens, usd);
+    const message: ReportMessage = { type: REPORT, specs, admitted, settled: report.settled, done };
     process.send?.(message, undefined, undefined, () => {});
   }
 
@@ -215,3 +239,14 @@ export class ClusterLimitStore implements LimitStore {
     process.off('message', this.onMessage);
   }
 }
+
+function addDone(report: Report, spec: LimitSpec, settlement: Settlement): void {
+  let sum = report.done.get(spec);
+  if (!sum) report.done.set(spec, (sum = { answers: 0, tokens: 0, usd: 0 }));
+  sum.answers++;
+  // As the primary takes a settlement on its own: a figure that is not a positive number counts 0, and spoils no sum.
+  sum.tokens += positive(settlement.tokens);
+  sum.usd += positive(settlement.usd);
+}
+
+const positive = (figure: number) => (Number.isFinite(figure) && figure > 0 ? figure : 0);
