@@ -53,6 +53,15 @@ t.test('every response carries an x-request-id; an unsafe caller id is replaced'
   t.equal(kept.headers.get('x-request-id'), 'trace-123');
   const replaced = await fetch(`${gateway.origin}/health`, { headers: { 'x-request-id': `evil value ${'x'.repeat(300)}` } });
   t.match(replaced.headers.get('x-request-id'), /^req_[0-9a-f]{32}$/);
+  // Ids are drawn 128 at a time: 300 cross two draws, and each is a version 4 UUID's hex digits.
+  const ids = new Set<string>();
+  for (let i = 0; i < 300; i++) {
+    const response = await fetch(`${gateway.origin}/health`);
+    await response.text();
+    ids.add(response.headers.get('x-request-id') ?? '');
+  }
+  t.equal(ids.size, 300, 'no id repeats');
+  t.ok([...ids].every((id) => /^req_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/.test(id)), 'each is a random UUID without its dashes');
 });
 
 t.test('while draining, /health answers 503 draining and responses close their connection', async (t) => {
