@@ -1,7 +1,7 @@
 // WORKERS=1 without Redis: the only worker counts a limited caller in its own process (no IPC round trip on the
 // request's path) and reports to the primary off the path; the primary's counts carry over a reload.
-import t from 'tap';
-import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock } from '../helpers/callers-routes.js';
+import t, { type Test } from 'tap';
+import { HI, SEARCH_KEY, bearer, callersRoutes, digestLine, startUsageMock, type UsageMock } from '../helpers/callers-routes.js';
 import { parseExposition, valueOf } from '../helpers/prometheus.js';
 import { until } from '../policy/limit-store.js';
 import { copyBuild } from './reload-build.js';
@@ -12,6 +12,29 @@ t.setTimeout(120_000);
 const ALONE = "callers' limits: the only worker admits alone, reporting to the primary";
 /** How long a worker waits for its primary before counting on its own (src/policy/cluster/worker-store.ts). */
 const PRIMARY_TIMEOUT_MS = 2000;
+
+/**
+ * A WORKERS=1 gateway whose caller search-team has `limits`, in front of `mock`, once its worker admits alone.
+ * `ask` sends one request on a connection closed after it (so a retiring worker can exit) and gives its status.
+ */
+async function soloGateway(t: Test, limits: string, mock: UsageMock) {
+  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: ${limits}`));
+  t.teardown(() => build.remove());
+  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const handOvers = (output: string) => logLinesOf(output).filter((line) => line['msg'] === ALONE).length;
+  await waitForOutput(server, (output) => (handOvers(output) === 1 ? true : undefined), 15_000);
+  const ask = () =>
+    fetch(`${server.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
+      body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
+    }).then(async (response) => {
+      await response.text();
+      return response.status;
+    });
+  return { server, handOvers, ask };
+}
 
 t.test('WORKERS=1: a limited caller is admitted without waiting on the primary, and counted exactly', async (t) => {
   const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: { requests_per_minute: 2, concurrent_requests: 5 }`));
@@ -50,25 +73,10 @@ t.test('WORKERS=1: a limited caller is admitted without waiting on the primary, 
 });
 
 t.test('WORKERS=1: requests in flight through a reload and both hand-overs are counted once, and given back once', async (t) => {
-  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: { concurrent_requests: 3 }`));
-  t.teardown(() => build.remove());
   // Slow answers: three stay in flight across the reload.
   const mock = await startUsageMock({ prompt: 10, completion: 5 }, 1500);
   t.teardown(() => mock.upstream.close());
-  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
-  t.teardown(() => server.child.kill('SIGKILL'));
-  const handOvers = (output: string) => logLinesOf(output).filter((line) => line['msg'] === ALONE).length;
-  await waitForOutput(server, (output) => (handOvers(output) === 1 ? true : undefined), 15_000);
-
-  const ask = () =>
-    fetch(`${server.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
-      body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
-    }).then(async (response) => {
-      await response.text();
-      return response.status;
-    });
+  const { server, handOvers, ask } = await soloGateway(t, '{ concurrent_requests: 3 }', mock);
   const inFlight = [ask(), ask(), ask()];
   // The three admitted by the worker alone (the upstream has them), then the reload starts.
   await until('three at the upstream', () => mock.upstream.requests.length >= 3);
@@ -127,24 +135,10 @@ t.test('WORKERS=1 under load through two reloads: every answer is charged once, 
 });
 
 t.test('WORKERS=1: answers admitted and settled within one report reach the primary, and a reload keeps them counted', async (t) => {
-  // Three a minute: one more comes back every 20 s, far longer than a reload takes.
-  const build = copyBuild(callersRoutes(`  search-team:\n    keys: [${digestLine(SEARCH_KEY)}]\n    limits: { requests_per_minute: 3 }`));
-  t.teardown(() => build.remove());
   const mock = await startUsageMock();
   t.teardown(() => mock.upstream.close());
-  const server = await startServerProcess({ MOCK_BASE_URL: `${mock.upstream.origin}/v1`, MOCK_API_KEY: 'k', WORKERS: '1' }, [build.serverJs]);
-  t.teardown(() => server.child.kill('SIGKILL'));
-  const handOvers = (output: string) => logLinesOf(output).filter((line) => line['msg'] === ALONE).length;
-  await waitForOutput(server, (output) => (handOvers(output) === 1 ? true : undefined), 15_000);
-  const ask = () =>
-    fetch(`${server.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', connection: 'close', ...bearer(SEARCH_KEY) },
-      body: JSON.stringify({ model: 'mock/big', messages: HI, max_tokens: 5 }),
-    }).then(async (response) => {
-      await response.text();
-      return response.status;
-    });
+  // Three a minute: one more comes back every 20 s, far longer than a reload takes.
+  const { server, handOvers, ask } = await soloGateway(t, '{ requests_per_minute: 3 }', mock);
   // Sent together, answered at once: most are admitted and settled before the worker's next report.
   t.same(await Promise.all([ask(), ask(), ask()]), [200, 200, 200]);
   server.child.kill('SIGHUP');
