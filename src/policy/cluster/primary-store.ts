@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import {
   ADMIT,
   ADMITTED_ROW,
+  countedFigure,
   DECIDED,
   DONE_ROW,
   HANDED_OVER,
@@ -118,6 +119,5 @@ function numbers(list: unknown): readonly number[] {
 
 /** Figures from a worker are ours, but a NaN would poison a bucket for good. */
 function sane(figures: { tokens?: unknown; usd?: unknown } | undefined): Settlement {
-  const finite = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
-  return { tokens: finite(figures?.tokens), usd: finite(figures?.usd) };
+  return { tokens: countedFigure(figures?.tokens), usd: countedFigure(figures?.usd) };
 }

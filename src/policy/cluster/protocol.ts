@@ -96,6 +96,11 @@ export interface SharedMessage {
   readonly type: typeof SHARED;
 }
 
+/** A figure from the other side as it is counted: a positive finite number, else 0 (a NaN would poison a bucket for good). */
+export function countedFigure(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
 export function isMessage<T extends { type: string }>(message: unknown, type: T['type']): message is T {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
 }

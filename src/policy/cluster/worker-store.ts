@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import {
   ADMIT,
+  countedFigure,
   DECIDED,
   HANDED_OVER,
   isMessage,
@@ -245,8 +246,6 @@ function addDone(report: Report, spec: LimitSpec, settlement: Settlement): void 
   if (!sum) report.done.set(spec, (sum = { answers: 0, tokens: 0, usd: 0 }));
   sum.answers++;
   // As the primary takes a settlement on its own: a figure that is not a positive number counts 0, and spoils no sum.
-  sum.tokens += positive(settlement.tokens);
-  sum.usd += positive(settlement.usd);
+  sum.tokens += countedFigure(settlement.tokens);
+  sum.usd += countedFigure(settlement.usd);
 }
-
-const positive = (figure: number) => (Number.isFinite(figure) && figure > 0 ? figure : 0);
