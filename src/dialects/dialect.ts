@@ -89,6 +89,11 @@ export interface StreamStep {
   /** Token counts when this message carried them. */
   readonly usage?: Usage;
   /**
+   * The characters of answer text in frames (answerTextChars in observe/usage-estimate.ts), when the dialect counted
+   * them on its way; else the engine counts them itself (for the usage it estimates when the provider reports none).
+   */
+  readonly textChars?: number | undefined;
+  /**
    * With `end: 'error'`: the provider's error as an HTTP failure. Before the stream's first event reached the
    * caller, the engine treats it exactly like that status (error rules, failover, breaker).
    */
@@ -132,6 +137,8 @@ export interface StreamContext {
   readonly maxHeldChars?: number;
   /** The stream's account of what all streams hold at once (MAX_STREAM_BYTES_IN_FLIGHT); absent: not counted (a translator tested alone). */
   readonly holdings?: StreamHoldings;
+  /** false: nobody will ask describe() (the request is not traced), so what it would say need not be gathered. */
+  readonly described?: boolean;
 }
 
 /** What a stream reader needs: the translator's context and the largest event it may hold. */

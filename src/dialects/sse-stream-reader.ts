@@ -55,7 +55,8 @@ export function sseStreamReader(translator: StreamTranslator, maxEventChars: num
       }
       const message = messages[at++]!;
       if (!sentFrames && message.kind === 'comment') return HELD;
-      const step = message.kind === 'relay' ? { frames: message.frames } : translator.translate(message);
+      // A relayed run is a step as it is (its frames and the text they hold).
+      const step = message.kind === 'relay' ? message : translator.translate(message);
       if (step.frames !== '') sentFrames = true;
       return step;
     },

@@ -51,11 +51,12 @@ export class AnswerTextCounter {
   #text = 0;
   #beyond = 0;
 
-  add(events: string): void {
+  /** `counted`: answerTextChars(events), when whoever made the events counted it on the way (a dialect's lane). */
+  add(events: string, counted?: number): void {
     if (repeatsText(events)) return;
     if (this.#scanned < EXACT_SCAN_CHARS) {
       this.#scanned += events.length;
-      this.#text += answerTextChars(events);
+      this.#text += counted ?? answerTextChars(events);
     } else {
       this.#beyond += events.length;
     }
@@ -84,7 +85,7 @@ function repeatsText(events: string): boolean {
  * from its `":`, not from its opening quote: a key's opening quote is the most common character of an event, and
  * trying the nine keys at each cost a quarter more (issue 40). Where the key starts is the same either way.
  */
-const TEXT_KEYS = 'content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta';
+export const TEXT_KEYS = 'content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta';
 const TEXT_FIELD = new RegExp(`(?<="(?:${TEXT_KEYS}))":\\s*"`, 'g');
 /**
  * The same found from the key's opening quote: used where a search resumes right after a value's closing quote

@@ -78,7 +78,9 @@ export function isEventStream(reply: UpstreamReply, mediaType = 'text/event-stre
  */
 export async function relayStream(options: RelayOptions): Promise<void> {
   const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output, holdings } = options;
-  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars, holdings });
+  const { onDescribed } = options;
+  const described = onDescribed !== undefined;
+  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars, holdings, described });
   /** Bytes read since the last read that completed an event: the event being read, held until it is whole. */
   let unfinished = 0;
   let charged = 0;
@@ -119,8 +121,8 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       record.usage = raised;
       record.usageEstimated = true;
     }
-    const described = reader.describe?.();
-    if (described) options.onDescribed?.(described);
+    const description = onDescribed && reader.describe?.();
+    if (description) onDescribed(description);
     options.onSettled();
     // The line has the stream's outcome, usage and attempts now: it need not wait for the after-end drain.
     releaseLine(record);
@@ -177,7 +179,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
           if (!committed) throw inBandFailure(options, step);
           if (!left) record.gatewayCode = 'provider_stream_error';
         }
-        if (step.frames !== '') answerText.add(step.frames);
+        if (step.frames !== '') answerText.add(step.frames, step.textChars);
         // After the caller left, only the usage and the end matter.
         const out = step.frames === '' || left ? '' : output.frames(step.frames);
         if (step.end || (!left && output.finished?.())) {
@@ -220,7 +222,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
         if (!committed) throw inBandFailure(options, last);
         if (!left) record.gatewayCode = 'provider_stream_error';
       }
-      if (last.frames !== '') answerText.add(last.frames);
+      if (last.frames !== '') answerText.add(last.frames, last.textChars);
       const out = last.frames === '' || left ? '' : output.frames(last.frames);
       ended = true;
       if (!committed) commit(out);

@@ -10,6 +10,8 @@ export type SseMessage =
 export interface RelayedFrames {
   readonly kind: 'relay';
   readonly frames: string;
+  /** The answer text characters in frames, when the lane counted them (FastLane.take). */
+  readonly textChars: number | undefined;
 }
 
 /**
@@ -19,8 +21,11 @@ export interface RelayedFrames {
  * dialect's translator would have.
  */
 export interface FastLane {
-  /** The frames of the events it takes from `at`, and the index past the last one; undefined when it takes none. */
-  take(text: string, at: number): { readonly frames: string; readonly end: number } | undefined;
+  /**
+   * The frames of the events it takes from `at`, and the index past the last one; undefined when it takes none.
+   * `textChars`, when the lane counted it on its way: what the engine's count of answer text would find in the frames.
+   */
+  take(text: string, at: number): { readonly frames: string; readonly end: number; readonly textChars?: number | undefined } | undefined;
 }
 
 /** An event larger than the parser may hold. */
@@ -104,7 +109,7 @@ export class SseParser {
         if (lane !== undefined && this.partialLine === '' && !this.sawDataField && this.eventName === undefined) {
           const taken = lane.take(text, start);
           if (taken !== undefined) {
-            out.push({ kind: 'relay', frames: taken.frames });
+            out.push({ kind: 'relay', frames: taken.frames, textChars: taken.textChars });
             start = taken.end;
           }
         }

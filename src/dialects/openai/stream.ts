@@ -1,10 +1,11 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { editTopLevel, replaceSpan, scanTopLevel, topLevelValueAt, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
+import { editTopLevel, scanTopLevel, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
 import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
 import type { FastLane } from '../../wire/sse-parser.js';
 import type { AnswerDescription, StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { providerStreamErrorBody, type StreamErrorFields } from '../stream-error.js';
+import { countedOrUndefined, DATA_FIELD, noteFinishReasons, restOfCommonChunk, restScan, rewriteCommonChunk, type CommonOpening } from './common-chunk.js';
 
 const CONTINUE: StreamStep = { frames: '' };
 
@@ -23,9 +24,12 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
   // shown that its opening puts model at the top level, a later chunk opening with the same text needs only
   // its rest checked, never the walk up to model again.
   let opening: CommonOpening | undefined;
-  // The span's description (docs/observability.md): id and model of the first chunk (one parse per stream), finish reasons as they come.
+  // The span's description (docs/observability.md): id and model of the first chunk (one parse per stream), finish
+  // reasons as they come. Only a traced stream is described: else nothing is parsed or noted for it.
+  const describing = context.described !== false;
   let first: { id: unknown; model: unknown } | undefined;
   const finishReasons: string[] = [];
+  const chunkScan = restScan(describing);
   return {
     describe: (): AnswerDescription => ({ id: first?.id ?? null, model: first?.model ?? null, finishReasons }),
     translate(message) {
@@ -33,13 +37,19 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
       const { data } = message;
       if (data === '[DONE]') return { frames: SSE_DONE, end: 'done' };
       if (opening !== undefined && data.slice(0, opening.text.length) === opening.text) {
-        const rest = restOfCommonChunk(data, opening.text.length, data.length, hideUsage);
-        // Built in one go: sseData would flatten the joined string only to look for a line break.
-        if (rest !== undefined) return { frames: opening.multiline || rest.includes('\n') ? sseData(opening.rewritten + rest) : `${DATA_FIELD}${opening.rewritten}${rest}\n\n` };
+        chunkScan.chars = opening.textChars;
+        const rest = restOfCommonChunk(data, opening.text.length, data.length, hideUsage, chunkScan);
+        if (rest !== undefined) {
+          if (opening.multiline || rest.includes('\n')) return { frames: sseData(opening.rewritten + rest) };
+          // Built in one go: sseData would flatten the joined string only to look for a line break.
+          return { frames: `${DATA_FIELD}${opening.rewritten}${rest}\n\n`, textChars: countedOrUndefined(chunkScan.chars) };
+        }
       }
-      // Not a common chunk: the first, one with a finish reason (restOfCommonChunk leaves those here), usage, an error.
-      first ??= idAndModel(data);
-      noteFinishReasons(data, finishReasons);
+      // Not a common chunk: the first, one with a finish reason in a described stream, usage, an error.
+      if (describing) {
+        first ??= idAndModel(data);
+        noteFinishReasons(data, finishReasons);
+      }
       const common = rewriteCommonChunk(data, encodedModel, hideUsage);
       if (common !== undefined) {
         opening = common.opening ?? opening;
@@ -75,123 +85,29 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
         const { line, rewritten } = opening;
         let frames = '';
         let pos = at;
+        let textChars = 0;
         // (slice and compare: cheaper than startsWith with a position)
         while (text.slice(pos, pos + line.length) === line) {
           const lf = text.indexOf('\n', pos + line.length);
           // Complete, one data line, not larger than the parser allows: else the parser has it.
           if (lf < 0 || text.charCodeAt(lf + 1) !== 0x0a || lf - pos - DATA_FIELD.length > maxEventChars) break;
-          const rest = restOfCommonChunk(text, pos + line.length, lf, hideUsage);
+          chunkScan.chars = opening.textChars;
+          const rest = restOfCommonChunk(text, pos + line.length, lf, hideUsage, chunkScan);
           if (rest === undefined) break;
           frames += `${DATA_FIELD}${rewritten}${rest}\n\n`;
+          textChars += chunkScan.chars;
           pos = lf + 2;
         }
-        return pos === at ? undefined : { frames, end: pos };
+        return pos === at ? undefined : { frames, end: pos, textChars: countedOrUndefined(textChars) };
       },
     },
   };
-}
-
-const FINISH_REASON = '"finish_reason":"';
-/** A span takes at most 16 finish reasons, each cut to 256 characters. */
-const MAX_FINISH_REASONS = 16;
-const MAX_FINISH_REASON_CHARS = 256;
-
-/** The non-null finish reasons of a chunk's choices, added to `into` (a plain-string search: most chunks have none). */
-function noteFinishReasons(text: string, into: string[]): void {
-  for (let at = text.indexOf(FINISH_REASON); at >= 0 && into.length < MAX_FINISH_REASONS; at = text.indexOf(FINISH_REASON, at + 1)) {
-    const start = at + FINISH_REASON.length;
-    const end = text.indexOf('"', start);
-    if (end < 0) return;
-    into.push(text.slice(start, Math.min(end, start + MAX_FINISH_REASON_CHARS)));
-  }
 }
 
 /** The provider's id and model of its first chunk, as it sent them. */
 function idAndModel(data: string): { id: unknown; model: unknown } {
   const parsed = parseJson(data);
   return isObject(parsed) ? { id: parsed['id'], model: parsed['model'] } : { id: null, model: null };
-}
-
-const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
-const USAGE_NULL_END = ',"usage":null}';
-const QUOTE = 0x22;
-const DATA_FIELD = 'data: ';
-/** What follows the usage key in USAGE_NULL_END. */
-const USAGE_NULL_AFTER_KEY = ':null}'.length;
-/** A key that matters, or an escape that may spell one, or a finish reason (a chunk with one goes to translate, which notes it for the span). */
-const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]|"finish_reason":"/g;
-/** A `\u` escape of a lowercase letter: the only way a key can spell model, error or usage other than literally. */
-const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
-
-/** The text of a common chunk up to the end of its model value, and the same with the routing model in it. */
-interface CommonOpening {
-  readonly text: string;
-  /** The opening as the data line that carries it starts. */
-  readonly line: string;
-  readonly rewritten: string;
-  /** The opening holds a line break (the event came as several data lines). */
-  readonly multiline: boolean;
-}
-
-/**
- * The rest of a chunk (from `openingEnd`, after a known opening, to `end`) as the caller gets it, or undefined
- * when the chunk is not common: the same checks as rewriteCommonChunk, on the rest alone, since the opening
- * passed them already (no escaped lowercase letter, model once and at the top level, no error, no usage).
- */
-function restOfCommonChunk(text: string, openingEnd: number, end: number, hideUsage: boolean): string | undefined {
-  // One pass from the opening's last character on, so a key spelled across the boundary (`"x"model"`) is found
-  // too. A match ending past `end` is in a later event (none can span a line break).
-  KEY_OR_ESCAPE.lastIndex = openingEnd - 1;
-  if (!KEY_OR_ESCAPE.test(text) || KEY_OR_ESCAPE.lastIndex > end) return text.slice(openingEnd, end);
-  // The first match ends where `,"usage":null}` puts its key: it is that usage, and the only key found.
-  if (KEY_OR_ESCAPE.lastIndex !== end - USAGE_NULL_AFTER_KEY || text.slice(end - USAGE_NULL_END.length, end) !== USAGE_NULL_END) return undefined;
-  return hideUsage ? `${text.slice(openingEnd, end - USAGE_NULL_END.length)}}` : text.slice(openingEnd, end);
-}
-
-/**
- * The common chunk, rewritten without a full scan: `"model"` once and at the top level, no `"error"`
- * anywhere, and usage absent or `,"usage":null` closing the event (OpenAI puts it on every chunk once
- * usage is asked for); only the entries before model are walked. Exact for every event it takes: the
- * search is for literal spellings, so an event that may spell a key with escapes (`"mod\u0065l"`) is
- * left to the full scan, which decodes keys. Undefined when the event is not such a chunk.
- */
-function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boolean): { text: string; opening: CommonOpening | undefined } | undefined {
-  if (data.includes('\\u') && ESCAPED_LOWERCASE_LETTER.test(data)) return undefined;
-  const keys = findKeys(data);
-  if (keys.modelAt < 0 || keys.error) return undefined;
-  const trailingUsageNull = keys.usageAt === data.length - USAGE_NULL_END.length + 1 && data.endsWith(USAGE_NULL_END);
-  if (keys.usageAt >= 0 && !trailingUsageNull) return undefined;
-  const span = topLevelValueAt(data, keys.modelAt);
-  if (!span) return undefined;
-  // model stands before the usage that closes the event, so the rewrite leaves that ending in place.
-  const rewritten = replaceSpan(data, span, encodedModel);
-  // Only a string value ends where it ends whatever follows (`7` then `null` would scan as one value `7null`).
-  const opening = data.charCodeAt(span.start) === QUOTE ? openingOf(data, span, encodedModel) : undefined;
-  return { text: hideUsage && trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten, opening };
-}
-
-/** Copied out of the event, so that the opening does not keep the provider's whole read alive for the rest of the stream. */
-function openingOf(data: string, span: Span, encodedModel: string): CommonOpening {
-  const text = Buffer.from(data.slice(0, span.end)).toString();
-  return { text, line: DATA_FIELD + text, rewritten: text.slice(0, span.start) + encodedModel, multiline: text.includes('\n') };
-}
-
-/** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
-function findKeys(data: string): { modelAt: number; usageAt: number; error: boolean } {
-  KEYS_THAT_MATTER.lastIndex = 0;
-  let modelAt = -1;
-  let usageAt = -1;
-  for (let match = KEYS_THAT_MATTER.exec(data); match; match = KEYS_THAT_MATTER.exec(data)) {
-    if (match[0] === '"error"') return { modelAt: -1, usageAt: -1, error: true };
-    if (match[0] === '"model"') {
-      if (modelAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
-      modelAt = match.index;
-    } else {
-      if (usageAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
-      usageAt = match.index;
-    }
-  }
-  return { modelAt, usageAt, error: false };
 }
 
 /**

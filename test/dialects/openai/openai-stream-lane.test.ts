@@ -3,6 +3,7 @@ import type { StreamReader, StreamStep } from '../../../src/dialects/dialect.js'
 import { openaiDialect } from '../../../src/dialects/openai/index.js';
 import { createOpenAIStreamTranslator } from '../../../src/dialects/openai/stream.js';
 import { sseStreamReader } from '../../../src/dialects/sse-stream-reader.js';
+import { answerTextChars } from '../../../src/observe/usage-estimate.js';
 import { createEventGenerator, seededRandom } from './hostile-events.js';
 
 // The OpenAI reader's fast lane takes common chunks straight from the parser's text. Whatever the stream and
@@ -16,6 +17,8 @@ const STREAMS = 400;
 const OPENING = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763700000,"model":"gpt-4o"';
 const COMMON_RESTS = [
   ',"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"\\"model\\": \\u0065rror \\\\","reasoning_content" :  "x"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"arguments":"{\\"usage\\":1}"}}]},"finish_reason":null}]}',
   ',"choices":[{"index":0,"delta":{"content":" é 世界 👋"},"finish_reason":null}],"usage":null}',
   ',"choices":[{"index":0,"delta":{"content":"\\u00e9\\n"},"finish_reason":null}]}',
   ',"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}',
@@ -26,6 +29,11 @@ const ODD_RESTS = [
   'model":"leak"}',
   ',"x":"\\u006dodel"}',
   ',"usage":null,"usage":null}',
+  ',"choices":[{"delta":{"content":"a"model":"x"}}]}',
+  ',"choices":[{"delta":{"content":"unclosed}]}',
+  ',"choices":[{"delta":{"content":"a\\"}]}',
+  ':"text":"x"}',
+  ',"choices":[{"delta":{"refusal":\t"no","text":"b"content":"c"}}]}',
   ',"model":"again"}',
   `,"choices":[{"index":0,"delta":{"content":"${'x'.repeat(400)}"},"finish_reason":null}],"usage":null}`, // over maxEventChars
 ];
@@ -60,8 +68,14 @@ function cut(random: () => number, bytes: Buffer): Buffer[] {
   return reads;
 }
 
+/** Steps whose textChars is not what the engine's own count (answerTextChars) finds in their frames. */
+const miscounted: string[] = [];
+let countedSteps = 0;
+
 interface Relayed {
   readonly frames: string;
+  /** What the span would say of the stream (describe()): its finish reasons, its first id and model. */
+  readonly described?: string;
   readonly usages: string[];
   readonly end: StreamStep['end'];
   readonly error?: string;
@@ -75,25 +89,31 @@ function relay(reader: StreamReader, reads: readonly Buffer[]): Relayed {
       reader.push(read);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
         frames += step.frames;
+        if (step.textChars !== undefined) {
+          countedSteps++;
+          if (step.textChars !== answerTextChars(step.frames)) miscounted.push(`${step.textChars}: ${step.frames.slice(0, 300)}`);
+        }
         if (step.usage) usages.push(JSON.stringify(step.usage));
-        if (step.end) return { frames, usages, end: step.end };
+        if (step.end) return { frames, usages, end: step.end, described: JSON.stringify(reader.describe?.()) };
       }
     }
     reader.end();
   } catch (error) {
-    return { frames, usages, end: undefined, error: (error as Error).name };
+    return { frames, usages, end: undefined, error: (error as Error).name, described: JSON.stringify(reader.describe?.()) };
   }
-  return { frames, usages, end: undefined };
+  return { frames, usages, end: undefined, described: JSON.stringify(reader.describe?.()) };
 }
 
-for (const hideUsage of [true, false]) {
-  t.test(`${STREAMS} mixed streams cut at random, hideUsage ${hideUsage}: the lane changes nothing the caller gets`, async (t) => {
-    const random = seededRandom(0x13_03 + Number(hideUsage));
+// described false: an untraced stream, whose finish reasons ride the lane too (nothing notes them).
+for (const [hideUsage, described] of [[true, true], [false, true], [true, false]] as const) {
+  t.test(`${STREAMS} mixed streams cut at random, hideUsage ${hideUsage}, described ${described}: the lane changes nothing the caller gets`, async (t) => {
+    const random = seededRandom(0x13_03 + Number(hideUsage) + 2 * Number(described));
     const hostile = createEventGenerator(0x13_04);
     const maxEventChars = 300;
-    const context = { routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage, includeUsage: false, maxEventChars };
+    const context = { routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage, includeUsage: false, maxEventChars, described };
     let differences = 0;
     let laneFrames = 0;
+    countedSteps = 0;
     for (let i = 0; i < STREAMS && differences < 3; i++) {
       const reads = cut(random, Buffer.from(streamText(random, hostile)));
       const withLane = relay(openaiDialect.createStreamReader(context), reads);
@@ -105,6 +125,8 @@ for (const hideUsage of [true, false]) {
       laneFrames += withLane.frames.split('mock/gpt-4o').length - 1;
     }
     t.equal(differences, 0, 'every stream relayed alike');
+    t.same(miscounted.slice(0, 3), [], 'every answer text count a step carries is the one the engine would make');
+    t.ok(countedSteps > STREAMS, `steps that carry their count: ${countedSteps}`);
     t.ok(laneFrames > STREAMS * 10, `chunks relayed with the routing model: ${laneFrames}`);
   });
 }
@@ -121,4 +143,44 @@ t.test('the lane takes the runs of common chunks: the parser sees only what it c
   for (let step = reader.next(); step !== undefined; step = reader.next()) frames += step.frames;
   t.equal(frames, `data: ${OPENING.replace('"gpt-4o"', '"mock/gpt-4o"')},"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}]}\n\n`.repeat(100) + 'data: [DONE]\n\n');
   t.equal(translated, 2, 'the first chunk (which shows the opening) and [DONE] are translated; the other 99 ride the lane');
+});
+
+t.test('a count is carried only where it is exact: text before the model, a routing model named like a text field', async (t) => {
+  const cases = [
+    { routingModel: 'text', opening: OPENING, rest: ':"x","content":"yy"}' },
+    { routingModel: 'text', opening: OPENING, rest: ',"choices":[{"delta":{"content":"yy"}}]}' },
+    { routingModel: 'mock/gpt-4o', opening: '{"choices":[{"delta":{"content":"abc"}}],"model":"gpt-4o"', rest: ',"id":"x"}' },
+  ];
+  for (const { routingModel, opening, rest } of cases) {
+    const context = { routingModel, providerId: 'mock', hideUsage: false, includeUsage: false, maxEventChars: 1 << 20 };
+    const reader = openaiDialect.createStreamReader(context);
+    reader.push(Buffer.from(`data: ${opening}${rest}\n\n`.repeat(5)));
+    let counted = 0;
+    for (let step = reader.next(); step !== undefined; step = reader.next()) {
+      if (step.textChars === undefined) continue;
+      counted++;
+      t.equal(step.textChars, answerTextChars(step.frames), `${routingModel}, ${rest}: the count the engine would make`);
+    }
+    t.ok(counted > 0 || rest.startsWith(':') || opening.startsWith('{"choices"'), `${routingModel}, ${rest}: counted where exact (${counted} steps)`);
+  }
+});
+
+t.test('finish reasons are noted from the chunks the lane takes, once each, and only for a stream that is described', async (t) => {
+  const finishing = (reasons: readonly string[]) =>
+    `data: ${OPENING},"choices":[${reasons.map((reason, index) => `{"index":${index},"delta":{},"finish_reason":"${reason}"}`).join(',')}],"usage":null}\n\n`;
+  const text = `data: ${OPENING}${COMMON_RESTS[0]}\n\n`.repeat(3) + finishing(['stop', 'length']) + `data: ${OPENING},"error":{"message":"x"},"choices":[{"finish_reason":"late"}]}\n\n`;
+  const relayedBy = (described: boolean) => {
+    const context = { routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage: true, includeUsage: false, maxEventChars: 1 << 20, described };
+    const reader = openaiDialect.createStreamReader(context);
+    reader.push(Buffer.from(text));
+    let frames = '';
+    for (let step = reader.next(); step !== undefined; step = reader.next()) frames += step.frames;
+    return { frames, described: reader.describe?.() };
+  };
+  const traced = relayedBy(true);
+  const untraced = relayedBy(false);
+  // The error chunk is not common: translate notes its finish reason, and the lane has noted none of it before.
+  t.same(traced.described?.finishReasons, ['stop', 'length', 'late'], 'each finish reason once, in order');
+  t.same(untraced.described?.finishReasons, [], 'an untraced stream gathers none');
+  t.equal(untraced.frames, traced.frames, 'the caller gets the same either way');
 });

@@ -1,0 +1,207 @@
+import { TEXT_KEYS } from '../../observe/usage-estimate.js';
+import { replaceSpan, topLevelValueAt, type Span } from '../../wire/json-top-level.js';
+
+// The common chunk of an OpenAI-compatible stream (id, object, created, model, then the choices): how the first
+// one is rewritten and shows the stream's opening, and how a later one opening alike is checked, counted and
+// taken from its rest alone (stream.ts).
+
+/** A span takes at most 16 finish reasons, each cut to 256 characters. */
+const MAX_FINISH_REASONS = 16;
+const MAX_FINISH_REASON_CHARS = 256;
+const FINISH_REASON = '"finish_reason":"';
+const FINISH_REASON_KEY = '"finish_reason"';
+const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
+const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]/g;
+const KEY_NAMES = new Set(['model', 'error', 'usage']);
+const USAGE_NULL_END = ',"usage":null}';
+/** What follows the usage key in USAGE_NULL_END. */
+const USAGE_NULL_AFTER_KEY = ':null}'.length;
+export const DATA_FIELD = 'data: ';
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const CLOSING_BRACE = 0x7d;
+const CLOSING_BRACKET = 0x5d;
+const LOWERCASE_A = 0x61;
+const LOWERCASE_N = 0x6e;
+const LOWERCASE_Z = 0x7a;
+/**
+ * In the rest of a common chunk: a key that matters, an escape that may spell one, a finish reason, or a field
+ * whose string value is answer text, as the engine's count finds it (TEXT_KEYS). Such values are walked (counted,
+ * or noted) and stepped over, not searched, since a string holds no key.
+ */
+const SCANNED = new RegExp(`"(?:model|error|usage)"|\\\\u00[67]|"finish_reason":"|"(?:${TEXT_KEYS})":\\s*"`, 'g');
+/** A field of answer text, as the engine's count finds it. */
+const TEXT_FIELD = new RegExp(`"(?:${TEXT_KEYS})":\\s*"`);
+/** A `\u` escape of a lowercase letter: the only way a key can spell model, error or usage other than literally. */
+const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
+
+/** The text of a common chunk up to the end of its model value, and the same with the routing model in it. */
+export interface CommonOpening {
+  readonly text: string;
+  /** The opening as the data line that carries it starts. */
+  readonly line: string;
+  readonly rewritten: string;
+  /** The opening holds a line break (the event came as several data lines). */
+  readonly multiline: boolean;
+  /** The answer text in the rewritten opening: 0, or NaN (not counted) when it holds a text field (chunks of no provider we know). */
+  readonly textChars: number;
+}
+
+/** What restOfCommonChunk keeps for one stream, and what it found in the chunk it last took. */
+export interface RestScan {
+  /** The answer text of that chunk's rest, added to what the caller set (NaN: something kept it from counting exactly). */
+  chars: number;
+  /** The stream is described (its span notes finish reasons). */
+  readonly described: boolean;
+  /** The string value it last walked. */
+  readonly value: StringValueEnd;
+}
+
+export function restScan(described: boolean): RestScan {
+  return { chars: 0, described, value: { close: -1, escaped: false } };
+}
+
+export function countedOrUndefined(chars: number): number | undefined {
+  return Number.isNaN(chars) ? undefined : chars;
+}
+
+/**
+ * The rest of a chunk (from `openingEnd`, after a known opening, to `end`) as the caller gets it, or undefined
+ * when the chunk is not common: the same checks as rewriteCommonChunk, on the rest alone, since the opening
+ * passed them already (no escaped lowercase letter, model once and at the top level, no error, no usage).
+ * Adds to `scan.chars` the answer text of the rest: exactly what answerTextChars finds in the chunk's frame (the
+ * search from a key's opening quote, each value walked to its closing quote), or NaN when it cannot be sure.
+ * A chunk with a finish reason is not common in a stream that is described: translate notes it (when it is
+ * pulled: the lane runs ahead of the caller, over events that may come after the stream's end).
+ */
+export function restOfCommonChunk(text: string, openingEnd: number, end: number, hideUsage: boolean, scan: RestScan): string | undefined {
+  const pattern = SCANNED;
+  // A rest that opens with a colon could make a field of the opening's last string (not JSON): left to the engine's count.
+  if (text.charCodeAt(openingEnd) === COLON) scan.chars = NaN;
+  // One pass from the opening's last character on, so a key spelled across the boundary (`"x"model"`) is found
+  // too. A match ending past `end` is in a later event (none can span a line break but a text field's spaces,
+  // and the frame has `data:` there, not a value).
+  pattern.lastIndex = openingEnd - 1;
+  while (pattern.test(text) && pattern.lastIndex <= end) {
+    const at = pattern.lastIndex;
+    const before = text.charCodeAt(at - 2);
+    if (text.charCodeAt(at - 1) !== QUOTE) return undefined; // an escape that may spell a key
+    if (before >= LOWERCASE_A && before <= LOWERCASE_Z) {
+      // "model", "error" or "usage". Usage is common only as `,"usage":null}` closing the event.
+      if (at !== end - USAGE_NULL_AFTER_KEY || text.slice(end - USAGE_NULL_END.length, end) !== USAGE_NULL_END) return undefined;
+      return hideUsage ? `${text.slice(openingEnd, end - USAGE_NULL_END.length)}}` : text.slice(openingEnd, end);
+    }
+    // A field and its string value's opening quote: a finish reason, else answer text.
+    const { value } = scan;
+    closingQuote(text, at, end, value);
+    const { close } = value;
+    if (close < 0 || !endsValue(text.charCodeAt(close + 1)) || spellsKey(text, at, close, value.escaped)) return undefined;
+    let colon = at - 2;
+    while (text.charCodeAt(colon) !== COLON) colon--;
+    if (text.charCodeAt(colon - 2) !== LOWERCASE_N || !text.startsWith(FINISH_REASON_KEY, colon - FINISH_REASON_KEY.length)) scan.chars += close - at;
+    else if (scan.described) return undefined;
+    pattern.lastIndex = close + 1;
+  }
+  return text.slice(openingEnd, end);
+}
+
+/** What may follow a value in JSON: a comma, a closing bracket, a space. After a text value, anything else is not JSON (`"text":"a"model":…`). */
+function endsValue(code: number): boolean {
+  return code === COMMA || code === CLOSING_BRACE || code === CLOSING_BRACKET || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/**
+ * A text value (its characters from `start` to the closing quote at `close`) in which the search of a fresh translator
+ * (rewriteCommonChunk) would find a key or an escape that may spell one: the value `"usage"` itself, or with escapes
+ * (`a \\"usage"`), what KEY_OR_ESCAPE finds from its opening quote to its closing one. Such a chunk goes the way it
+ * would go in a fresh translator, so that knowing the opening never changes an answer.
+ */
+function spellsKey(text: string, start: number, close: number, escaped: boolean): boolean {
+  if (close - start === 5) return KEY_NAMES.has(text.slice(start, close));
+  if (!escaped) return false;
+  KEY_OR_ESCAPE.lastIndex = start - 1;
+  return KEY_OR_ESCAPE.test(text) && KEY_OR_ESCAPE.lastIndex <= close + 1;
+}
+
+/** Where closingQuote found the end of a string value, and whether the value holds an escape. */
+interface StringValueEnd {
+  close: number;
+  escaped: boolean;
+}
+
+/** Sets `into` to the quote closing the string value whose characters start at `start` (-1 when none before `end`). */
+function closingQuote(text: string, start: number, end: number, into: StringValueEnd): void {
+  into.escaped = false;
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code === QUOTE) {
+      into.close = at;
+      return;
+    }
+    if (code === BACKSLASH) {
+      into.escaped = true;
+      at++;
+    }
+  }
+  into.close = -1;
+}
+
+/**
+ * The common chunk, rewritten without a full scan: `"model"` once and at the top level, no `"error"`
+ * anywhere, and usage absent or `,"usage":null` closing the event (OpenAI puts it on every chunk once
+ * usage is asked for); only the entries before model are walked. Exact for every event it takes: the
+ * search is for literal spellings, so an event that may spell a key with escapes (`"mod\u0065l"`) is
+ * left to the full scan, which decodes keys. Undefined when the event is not such a chunk.
+ */
+export function rewriteCommonChunk(data: string, encodedModel: string, hideUsage: boolean): { text: string; opening: CommonOpening | undefined } | undefined {
+  if (data.includes('\\u') && ESCAPED_LOWERCASE_LETTER.test(data)) return undefined;
+  const keys = findKeys(data);
+  if (keys.modelAt < 0 || keys.error) return undefined;
+  const trailingUsageNull = keys.usageAt === data.length - USAGE_NULL_END.length + 1 && data.endsWith(USAGE_NULL_END);
+  if (keys.usageAt >= 0 && !trailingUsageNull) return undefined;
+  const span = topLevelValueAt(data, keys.modelAt);
+  if (!span) return undefined;
+  // model stands before the usage that closes the event, so the rewrite leaves that ending in place.
+  const rewritten = replaceSpan(data, span, encodedModel);
+  // Only a string value ends where it ends whatever follows (`7` then `null` would scan as one value `7null`).
+  const opening = data.charCodeAt(span.start) === QUOTE ? openingOf(data, span, encodedModel) : undefined;
+  return { text: hideUsage && trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten, opening };
+}
+
+/** Copied out of the event, so that the opening does not keep the provider's whole read alive for the rest of the stream. */
+function openingOf(data: string, span: Span, encodedModel: string): CommonOpening {
+  const text = Buffer.from(data.slice(0, span.end)).toString();
+  const rewritten = text.slice(0, span.start) + encodedModel;
+  return { text, line: DATA_FIELD + text, rewritten, multiline: text.includes('\n'), textChars: TEXT_FIELD.test(rewritten) ? NaN : 0 };
+}
+
+/** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
+function findKeys(data: string): { modelAt: number; usageAt: number; error: boolean } {
+  KEYS_THAT_MATTER.lastIndex = 0;
+  let modelAt = -1;
+  let usageAt = -1;
+  for (let match = KEYS_THAT_MATTER.exec(data); match; match = KEYS_THAT_MATTER.exec(data)) {
+    if (match[0] === '"error"') return { modelAt: -1, usageAt: -1, error: true };
+    if (match[0] === '"model"') {
+      if (modelAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
+      modelAt = match.index;
+    } else {
+      if (usageAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
+      usageAt = match.index;
+    }
+  }
+  return { modelAt, usageAt, error: false };
+}
+
+
+/** The non-null finish reasons of a chunk's choices, added to `into` (a plain-string search: most chunks have none). */
+export function noteFinishReasons(text: string, into: string[]): void {
+  for (let at = text.indexOf(FINISH_REASON); at >= 0 && into.length < MAX_FINISH_REASONS; at = text.indexOf(FINISH_REASON, at + 1)) {
+    const start = at + FINISH_REASON.length;
+    const end = text.indexOf('"', start);
+    if (end < 0) return;
+    into.push(text.slice(start, Math.min(end, start + MAX_FINISH_REASON_CHARS)));
+  }
+}
