@@ -20,12 +20,11 @@ export const DATA_FIELD = 'data: ';
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-const COMMA = 0x2c;
-const CLOSING_BRACE = 0x7d;
-const CLOSING_BRACKET = 0x5d;
 const LOWERCASE_A = 0x61;
-const LOWERCASE_N = 0x6e;
 const LOWERCASE_Z = 0x7a;
+/** 1 for what may follow a value in JSON: a comma, a closing bracket or brace, a space. */
+const ENDS_VALUE = new Uint8Array(128);
+for (const char of ',}] \n\r\t') ENDS_VALUE[char.charCodeAt(0)] = 1;
 /**
  * In the rest of a common chunk: a key that matters, an escape that may spell one, a finish reason, or a field
  * whose string value is answer text, as the engine's count finds it (TEXT_KEYS). Such values are walked (counted,
@@ -97,19 +96,16 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
     const { value } = scan;
     closingQuote(text, at, end, value);
     const { close } = value;
-    if (close < 0 || !endsValue(text.charCodeAt(close + 1)) || spellsKey(text, at, close, value.escaped)) return undefined;
+    // After a text value, anything but what may follow a value is not JSON (`"text":"a"model":…`).
+    if (close < 0 || ENDS_VALUE[text.charCodeAt(close + 1)] !== 1 || spellsKey(text, at, close, value.escaped)) return undefined;
     let colon = at - 2;
     while (text.charCodeAt(colon) !== COLON) colon--;
-    if (text.charCodeAt(colon - 2) !== LOWERCASE_N || !text.startsWith(FINISH_REASON_KEY, colon - FINISH_REASON_KEY.length)) scan.chars += close - at;
+    // (the n of finish_reason first: most text keys end in another letter)
+    if (text.charCodeAt(colon - 2) !== 0x6e || !text.startsWith(FINISH_REASON_KEY, colon - FINISH_REASON_KEY.length)) scan.chars += close - at;
     else if (scan.described) return undefined;
     pattern.lastIndex = close + 1;
   }
   return text.slice(openingEnd, end);
-}
-
-/** What may follow a value in JSON: a comma, a closing bracket, a space. After a text value, anything else is not JSON (`"text":"a"model":…`). */
-function endsValue(code: number): boolean {
-  return code === COMMA || code === CLOSING_BRACE || code === CLOSING_BRACKET || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 }
 
 /**
