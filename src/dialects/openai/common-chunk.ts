@@ -11,7 +11,6 @@ const MAX_FINISH_REASON_CHARS = 256;
 const FINISH_REASON = '"finish_reason":"';
 const FINISH_REASON_KEY = '"finish_reason"';
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
-const KEY_OR_ESCAPE = /"(?:model|error|usage)"|\\u00[67]/g;
 const KEY_NAMES = new Set(['model', 'error', 'usage']);
 const USAGE_NULL_END = ',"usage":null}';
 /** What follows the usage key in USAGE_NULL_END. */
@@ -59,7 +58,7 @@ export interface RestScan {
 }
 
 export function restScan(described: boolean): RestScan {
-  return { chars: 0, described, value: { close: -1, escaped: false } };
+  return { chars: 0, described, value: { close: -1, escapedLetter: false } };
 }
 
 export function countedOrUndefined(chars: number): number | undefined {
@@ -97,7 +96,7 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
     closingQuote(text, at, end, value);
     const { close } = value;
     // After a text value, anything but what may follow a value is not JSON (`"text":"a"model":…`).
-    if (close < 0 || ENDS_VALUE[text.charCodeAt(close + 1)] !== 1 || spellsKey(text, at, close, value.escaped)) return undefined;
+    if (close < 0 || ENDS_VALUE[text.charCodeAt(close + 1)] !== 1 || spellsKey(text, at, value)) return undefined;
     let colon = at - 2;
     while (text.charCodeAt(colon) !== COLON) colon--;
     // (the n of finish_reason first: most text keys end in another letter)
@@ -110,26 +109,28 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
 
 /**
  * A text value (its characters from `start` to the closing quote at `close`) in which the search of a fresh translator
- * (rewriteCommonChunk) would find a key or an escape that may spell one: the value `"usage"` itself, or with escapes
- * (`a \\"usage"`), what KEY_OR_ESCAPE finds from its opening quote to its closing one. Such a chunk goes the way it
- * would go in a fresh translator, so that knowing the opening never changes an answer.
+ * (rewriteCommonChunk) would find a key or an escape that may spell one, so that the chunk goes the way it would go in
+ * a fresh translator and knowing the opening never changes an answer. That search reads no escapes: inside a value it
+ * finds `\u006x` or `\u007x` after any backslash (closingQuote notes those), and a key only where the key's last
+ * quote is the value's closing one (`"usage"`, `a \"usage"`), since every other quote in a value is escaped.
  */
-function spellsKey(text: string, start: number, close: number, escaped: boolean): boolean {
-  if (close - start === 5) return KEY_NAMES.has(text.slice(start, close));
-  if (!escaped) return false;
-  KEY_OR_ESCAPE.lastIndex = start - 1;
-  return KEY_OR_ESCAPE.test(text) && KEY_OR_ESCAPE.lastIndex <= close + 1;
+function spellsKey(text: string, start: number, value: StringValueEnd): boolean {
+  const { close } = value;
+  return value.escapedLetter || (close - start >= 5 && text.charCodeAt(close - 6) === QUOTE && KEY_NAMES.has(text.slice(close - 5, close)));
 }
 
-/** Where closingQuote found the end of a string value, and whether the value holds an escape. */
+/** Where closingQuote found the end of a string value, and whether a backslash in it is followed by `u006` or `u007`. */
 interface StringValueEnd {
   close: number;
-  escaped: boolean;
+  escapedLetter: boolean;
 }
 
-/** Sets `into` to the quote closing the string value whose characters start at `start` (-1 when none before `end`). */
+/**
+ * Sets `into` to the quote closing the string value whose characters start at `start` (-1 when none before `end`).
+ * One walk, bounded by the value: a search with a regexp would run on past it.
+ */
 function closingQuote(text: string, start: number, end: number, into: StringValueEnd): void {
-  into.escaped = false;
+  into.escapedLetter = false;
   for (let at = start; at < end; at++) {
     const code = text.charCodeAt(at);
     if (code === QUOTE) {
@@ -137,11 +138,19 @@ function closingQuote(text: string, start: number, end: number, into: StringValu
       return;
     }
     if (code === BACKSLASH) {
-      into.escaped = true;
+      // The backslash, or the one it escapes, before u006/u007.
+      if (escapesLetter(text, at + 1) || (text.charCodeAt(at + 1) === BACKSLASH && escapesLetter(text, at + 2))) into.escapedLetter = true;
       at++;
     }
   }
   into.close = -1;
+}
+
+/** `u006` or `u007` at `at`: after a backslash, an escape of a lowercase letter. */
+function escapesLetter(text: string, at: number): boolean {
+  if (text.charCodeAt(at) !== 0x75 /* u */ || text.charCodeAt(at + 1) !== 0x30 || text.charCodeAt(at + 2) !== 0x30) return false;
+  const digit = text.charCodeAt(at + 3);
+  return digit === 0x36 || digit === 0x37;
 }
 
 /**

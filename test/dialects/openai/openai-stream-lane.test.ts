@@ -184,3 +184,21 @@ t.test('finish reasons are noted from the chunks the lane takes, once each, and 
   t.same(untraced.described?.finishReasons, [], 'an untraced stream gathers none');
   t.equal(untraced.frames, traced.frames, 'the caller gets the same either way');
 });
+
+t.test('an event of 40,000 escaped text values is walked once: counted exactly, and in one pass', async (t) => {
+  // A search that ran past each value to the end of the event made this quadratic (two minutes on a 2-core VM
+  // before the walk was bounded by the value); tap's timeout is the bound here, the pass takes ~0.1 s.
+  const values = Array.from({ length: 40_000 }, () => '"content":"a\\nb"').join(',');
+  const text = `data: ${OPENING},"choices":[]}\n\n` + `data: ${OPENING},"choices":[{"delta":{${values}}}]}\n\n`.repeat(3) + 'data: [DONE]\n\n';
+  const context = { routingModel: 'mock/gpt-4o', providerId: 'mock', hideUsage: false, includeUsage: false, maxEventChars: 8 << 20, described: false };
+  const reader = openaiDialect.createStreamReader(context);
+  reader.push(Buffer.from(text));
+  let counted = 0;
+  let scanned = 0;
+  for (let step = reader.next(); step !== undefined; step = reader.next()) {
+    counted += step.textChars ?? 0;
+    scanned += step.textChars === undefined ? 0 : answerTextChars(step.frames);
+  }
+  t.equal(counted, 3 * 40_000 * 4, 'every value counted by the lane');
+  t.equal(counted, scanned, 'as the engine would count them');
+});
