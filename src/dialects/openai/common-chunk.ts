@@ -26,8 +26,8 @@ const ENDS_VALUE = new Uint8Array(128);
 for (const char of ',}] \n\r\t') ENDS_VALUE[char.charCodeAt(0)] = 1;
 /**
  * In the rest of a common chunk: a key that matters, an escape that may spell one, a finish reason, or a field
- * whose string value is answer text, as the engine's count finds it (TEXT_KEYS). Such values are walked (counted,
- * or noted) and stepped over, not searched, since a string holds no key.
+ * whose string value is answer text, as the engine's count finds it (TEXT_KEYS). Such values are walked to their
+ * closing quote (text counted) and stepped over, not searched, since a string holds no key.
  */
 const SCANNED = new RegExp(`"(?:model|error|usage)"|\\\\u00[67]|"finish_reason":"|"(?:${TEXT_KEYS})":\\s*"`, 'g');
 /** A field of answer text, as the engine's count finds it. */
