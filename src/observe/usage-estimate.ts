@@ -85,14 +85,16 @@ function repeatsText(events: string): boolean {
  * from its `":`, not from its opening quote: a key's opening quote is the most common character of an event, and
  * trying the nine keys at each cost a quarter more (issue 40). Where the key starts is the same either way.
  */
-export const TEXT_KEYS = 'content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta';
+const TEXT_KEYS = 'content|reasoning_content|reasoning|refusal|arguments|text|thinking|partial_json|delta';
 const TEXT_FIELD = new RegExp(`(?<="(?:${TEXT_KEYS}))":\\s*"`, 'g');
+/** A text field from its key's opening quote to its value's: what the count finds (a dialect that counts on its way searches for it too). */
+export const TEXT_FIELD_SOURCE = `"(?:${TEXT_KEYS})":\\s*"`;
 /**
  * The same found from the key's opening quote: used where a search resumes right after a value's closing quote
  * and a letter follows it. Only there could the look behind take that closing quote for a key's opening one (not
  * JSON: `"text":"a"content":"b"`), which a search from the opening quote, as the count always read, never does.
  */
-const TEXT_FIELD_FROM_QUOTE = new RegExp(`"(?:${TEXT_KEYS})":\\s*"`, 'g');
+const TEXT_FIELD_FROM_QUOTE = new RegExp(TEXT_FIELD_SOURCE, 'g');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const LOWERCASE_A = 0x61;

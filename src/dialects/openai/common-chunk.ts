@@ -1,4 +1,4 @@
-import { TEXT_KEYS } from '../../observe/usage-estimate.js';
+import { TEXT_FIELD_SOURCE } from '../../observe/usage-estimate.js';
 import { replaceSpan, topLevelValueAt, type Span } from '../../wire/json-top-level.js';
 
 // The common chunk of an OpenAI-compatible stream (id, object, created, model, then the choices): how the first
@@ -26,12 +26,12 @@ const ENDS_VALUE = new Uint8Array(128);
 for (const char of ',}] \n\r\t') ENDS_VALUE[char.charCodeAt(0)] = 1;
 /**
  * In the rest of a common chunk: a key that matters, an escape that may spell one, a finish reason, or a field
- * whose string value is answer text, as the engine's count finds it (TEXT_KEYS). Such values are walked to their
+ * whose string value is answer text, as the engine's count finds it (TEXT_FIELD_SOURCE). Such values are walked to their
  * closing quote (text counted) and stepped over, not searched, since a string holds no key.
  */
-const SCANNED = new RegExp(`"(?:model|error|usage)"|\\\\u00[67]|"finish_reason":"|"(?:${TEXT_KEYS})":\\s*"`, 'g');
+const SCANNED = new RegExp(`"(?:model|error|usage)"|\\\\u00[67]|"finish_reason":"|${TEXT_FIELD_SOURCE}`, 'g');
 /** A field of answer text, as the engine's count finds it. */
-const TEXT_FIELD = new RegExp(`"(?:${TEXT_KEYS})":\\s*"`);
+const TEXT_FIELD = new RegExp(TEXT_FIELD_SOURCE);
 /** A `\u` escape of a lowercase letter: the only way a key can spell model, error or usage other than literally. */
 const ESCAPED_LOWERCASE_LETTER = /\\u00[67]/;
 
