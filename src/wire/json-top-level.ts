@@ -46,13 +46,14 @@ export function scanObjectAt(text: string, start: number): ObjectScan | undefine
   const values: Span[] = [];
   let i = skipSpace(text, bodyStart);
   if (text.charCodeAt(i) === 0x7d /* } */) return { keys, keyStarts, values, bodyStart, end: i + 1 };
+  const entry = new Entry();
   for (;;) {
-    const entry = entryAt(text, i);
-    if (!entry) return undefined;
-    keys.push(entry.key);
+    const key = entry.read(text, i) ? entry.key(text) : undefined;
+    if (key === undefined) return undefined;
+    keys.push(key);
     keyStarts.push(i);
-    values.push(entry.value);
-    i = skipSpace(text, entry.value.end);
+    values.push({ start: entry.valueStart, end: entry.valueEnd });
+    i = skipSpace(text, entry.valueEnd);
     const separator = text.charCodeAt(i);
     if (separator === 0x7d /* } */) return { keys, keyStarts, values, bodyStart, end: i + 1 };
     if (separator !== 0x2c /* , */) return undefined;
@@ -86,11 +87,11 @@ export function topLevelValueAt(text: string, keyAt: number): Span | undefined {
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
   i = skipSpace(text, i + 1);
+  const entry = new Entry();
   while (i <= keyAt) {
-    const entry = entryAt(text, i);
-    if (!entry) return undefined;
-    if (i === keyAt) return entry.value;
-    i = skipSpace(text, entry.value.end);
+    if (!entry.read(text, i) || entry.key(text) === undefined) return undefined;
+    if (i === keyAt) return { start: entry.valueStart, end: entry.valueEnd };
+    i = skipSpace(text, entry.valueEnd);
     if (text.charCodeAt(i) !== 0x2c /* , */) return undefined;
     i = skipSpace(text, i + 1);
   }
@@ -103,11 +104,36 @@ export function replaceSpan(text: string, span: Span, json: string): string {
 }
 
 /**
- * Sets top-level `key` to the JSON string `value` in every place it appears (a duplicated key is
- * rewritten everywhere, whichever one a reader keeps), or adds it first when absent.
+ * `text` with top-level `key` set to the JSON string `value` in every place it appears (a duplicated key is
+ * rewritten everywhere, whichever one a reader keeps), or added first when absent; undefined when `text` is not a
+ * JSON object (as scanTopLevel). What editTopLevel does with a scan, without one: the model of every answer and
+ * native request is rewritten so, and a scan's arrays, spans and keys were ~2 KB of each non-streamed answer.
  */
-export function setTopLevelString(text: string, scan: TopLevelScan, key: string, value: string): string {
-  return editTopLevel(text, scan, new Map([[key, JSON.stringify(value)]]));
+export function setTopLevelString(text: string, key: string, value: string): string | undefined {
+  const json = JSON.stringify(value);
+  const open = skipSpace(text, 0);
+  if (text.charCodeAt(open) !== 0x7b /* { */) return undefined;
+  let i = skipSpace(text, open + 1);
+  const empty = text.charCodeAt(i) === 0x7d; /* } */
+  let out = '';
+  let copied = 0;
+  const entry = new Entry();
+  while (!empty) {
+    const matches = entry.read(text, i) ? entry.keyIs(text, key) : undefined;
+    if (matches === undefined) return undefined;
+    if (matches) {
+      out += text.slice(copied, entry.valueStart) + json;
+      copied = entry.valueEnd;
+    }
+    i = skipSpace(text, entry.valueEnd);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x7d /* } */) break;
+    if (separator !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+  if (skipSpace(text, i + 1) !== text.length) return undefined;
+  if (copied > 0) return out + text.slice(copied);
+  return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${json}${empty ? '' : ','}${text.slice(open + 1)}`;
 }
 
 /**
@@ -182,19 +208,48 @@ function rebuildWithout(text: string, scan: TopLevelScan, added: readonly string
   return out + text.slice(last ? last.end : scan.bodyStart);
 }
 
-/** The `"key": value` entry whose key opens at `i`: the key decoded as JSON.parse reads it, and the value's span. */
-function entryAt(text: string, i: number): { key: string; value: Span } | undefined {
-  if (text.charCodeAt(i) !== QUOTE) return undefined;
-  const keyEnd = stringEnd(text, i);
-  if (keyEnd < 0) return undefined;
-  const colon = skipSpace(text, keyEnd);
-  if (text.charCodeAt(colon) !== 0x3a /* : */) return undefined;
-  const start = skipSpace(text, colon + 1);
-  const end = valueEnd(text, start);
-  if (end < 0) return undefined;
-  const rawKey = text.slice(i + 1, keyEnd - 1);
-  const key = rawKey.includes('\\') ? decodeKey(rawKey) : rawKey;
-  return key === undefined ? undefined : { key, value: { start, end } };
+/** One `"key": value` entry at a time, with nothing allocated per entry: where its key and its value stand. */
+class Entry {
+  /** The key's opening quote, and just past its closing one. */
+  keyStart = 0;
+  keyEnd = 0;
+  valueStart = 0;
+  valueEnd = 0;
+
+  /** Reads the entry whose key opens at `i`; false when none does. */
+  read(text: string, i: number): boolean {
+    if (text.charCodeAt(i) !== QUOTE) return false;
+    const keyEnd = stringEnd(text, i);
+    if (keyEnd < 0) return false;
+    const colon = skipSpace(text, keyEnd);
+    if (text.charCodeAt(colon) !== 0x3a /* : */) return false;
+    const start = skipSpace(text, colon + 1);
+    const end = valueEnd(text, start);
+    if (end < 0) return false;
+    this.keyStart = i;
+    this.keyEnd = keyEnd;
+    this.valueStart = start;
+    this.valueEnd = end;
+    return true;
+  }
+
+  /** The key as JSON.parse reads it; undefined when an escape in it is not JSON. */
+  key(text: string): string | undefined {
+    const raw = text.slice(this.keyStart + 1, this.keyEnd - 1);
+    return raw.includes('\\') ? decodeKey(raw) : raw;
+  }
+
+  /** Whether the key reads as `key`, compared in place unless it holds an escape; undefined as key() gives it. */
+  keyIs(text: string, key: string): boolean | undefined {
+    const from = this.keyStart + 1;
+    const to = this.keyEnd - 1;
+    for (let k = from; k < to; k++) {
+      if (text.charCodeAt(k) !== BACKSLASH) continue;
+      const decoded = decodeKey(text.slice(from, to));
+      return decoded === undefined ? undefined : decoded === key;
+    }
+    return to - from === key.length && text.startsWith(key, from);
+  }
 }
 
 /** An escaped key as JSON.parse reads it (`mod\u0065l` is `model`); undefined when an escape is not JSON. */

@@ -2,8 +2,7 @@ import t from 'tap';
 import { editTopLevel, scanArrayAt, scanObjectAt, scanTopLevel, setTopLevelString, topLevelValueAt } from '../../src/wire/json-top-level.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
-  const scan = scanTopLevel(text);
-  return scan && setTopLevelString(text, scan, 'model', value);
+  return setTopLevelString(text, 'model', value);
 }
 
 t.test('rewrites the top-level model and nothing else', async (t) => {
@@ -27,8 +26,35 @@ t.test('keeps numbers exactly as written', async (t) => {
 });
 
 t.test('refuses what is not one JSON object', async (t) => {
-  for (const text of ['', '[]', '"x"', '1', '{"a":1', '{"a" 1}', '{"a":1}}', '{"a":1} x', '{a:1}', '{"a":}', '{"a":"unterminated}']) {
+  for (const text of ['', '[]', '"x"', '1', '{"a":1', '{"a" 1}', '{"a":1}}', '{"a":1} x', '{a:1}', '{"a":}', '{"a":"unterminated}', '{"a":1,}', '{,}', '{"model":"a"', '{"model":"a" "b":1}']) {
     t.equal(scanTopLevel(text), undefined, JSON.stringify(text));
+    t.equal(rewrite(text), undefined, `rewrite ${JSON.stringify(text)}`);
+  }
+});
+
+t.test('setTopLevelString gives what editTopLevel gives with a scan, on every text the scan reads or refuses', async (t) => {
+  const texts = [
+    '{}', ' { } ', '{"model":1}', '{ "model" : "a" , "model":{"model":2} }', '{"mod\\u0065l":"a","model":"b"}', '{"\\u006dodel":[]}',
+    '{"modelx":1,"mode":2,"Model":3,"":4}', '{"m\\"odel":1}', '{"\\x":1,"model":2}', '{"model":"a","\\x":1}', '{"a":"model","b":{"model":1}}',
+    '{"model":"a"} ', '{"model":"a"}x', '\t\n{"model":true}\r\n', '{"a":1}}', '{"model":"\\"}', '{"model":"\\\\"}',
+  ];
+  // Objects of keys that are, nearly are, or spell model, with values of every kind; every third one cut or bent.
+  const keys = ['"model"', '"mod\\u0065l"', '"model "', '"a"', '"\\x"', '"Model"', '"mo\\"del"'];
+  const values = ['1', '"x"', '{"model":1}', '[1,"]"]', 'null', '"\\""', '"model"', '{}'];
+  let seed = 7;
+  const pick = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) >>> 8) % n;
+  for (let n = 0; n < 600; n++) {
+    const entries = Array.from({ length: pick(5) }, () => `${keys[pick(keys.length)]}${[':', ' : ', ':\n'][pick(3)]}${values[pick(values.length)]}`);
+    let text = `${[' ', ''][pick(2)]}{${entries.join([',', ' ,'][pick(2)])}}`;
+    if (n % 3 === 0) {
+      const at = pick(text.length + 1);
+      text = n % 2 === 0 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + [',', '"', '}', '\\'][pick(4)] + text.slice(at);
+    }
+    texts.push(text);
+  }
+  for (const text of texts) {
+    const scan = scanTopLevel(text);
+    t.equal(rewrite(text, 'R"\\'), scan ? editTopLevel(text, scan, new Map([['model', JSON.stringify('R"\\')]])) : undefined, JSON.stringify(text));
   }
 });
 

@@ -19,21 +19,22 @@ export function anthropicNative(format: NativeFormat, route: NativeRoute): Nativ
   const path = format === 'anthropic-messages' ? 'messages' : 'messages/count_tokens';
   return {
     buildRequest(call, upstreamModel) {
-      const scan = scanTopLevel(call.text);
-      if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
       // What lets a caller spend or reach more passes only where routes.yaml allows it; counting tokens spends nothing.
       if (format === 'anthropic-messages') refuseGated(call.text, route);
-      return { path, body: setTopLevelString(call.text, scan, 'model', upstreamModel), headers: call.headers };
+      const body = setTopLevelString(call.text, 'model', upstreamModel);
+      if (body === undefined) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
+      return { path, body, headers: call.headers };
     },
     readResponse(text, routingModel) {
       const parsed = parseJson(text);
-      const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
-      if (!scan || !isObject(parsed)) return undefined;
+      if (!isObject(parsed)) return undefined;
       if (format === 'anthropic-count-tokens') return typeof parsed['input_tokens'] === 'number' ? { text, usage: null } : undefined;
       if (!Array.isArray(parsed['content'])) return undefined;
+      const withModel = setTopLevelString(text, 'model', routingModel);
+      if (withModel === undefined) return undefined;
       const counts = mergeCounts(undefined, parsed['usage']);
       const described = { id: parsed['id'], model: parsed['model'], finishReasons: [parsed['stop_reason']] };
-      return { text: setTopLevelString(text, scan, 'model', routingModel), usage: counts ? openAIUsage(counts).accounting : null, described };
+      return { text: withModel, usage: counts ? openAIUsage(counts).accounting : null, described };
     },
     createStreamReader(context) {
       return sseStreamReader(nativeStreamTranslator(context.routingModel), context.maxEventChars);
@@ -115,6 +116,5 @@ function withMessageModel(text: string, routingModel: string): string {
 }
 
 function modelSet(messageText: string | undefined, routingModel: string): string | undefined {
-  const scan = messageText === undefined ? undefined : scanTopLevel(messageText);
-  return scan && messageText !== undefined ? setTopLevelString(messageText, scan, 'model', routingModel) : messageText;
+  return messageText === undefined ? undefined : (setTopLevelString(messageText, 'model', routingModel) ?? messageText);
 }

@@ -1,4 +1,4 @@
-import { scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
+import { setTopLevelString } from '../../wire/json-top-level.js';
 import type { NativeDialect } from '../dialect.js';
 import { embeddingsNoStream, embeddingsUsage } from '../embeddings.js';
 import { isObject, parseJson } from '../json-values.js';
@@ -10,17 +10,17 @@ import { isObject, parseJson } from '../json-values.js';
  */
 export const openaiEmbeddings: NativeDialect = {
   buildRequest(call, upstreamModel) {
-    const scan = scanTopLevel(call.text);
-    if (!scan) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
-    return { path: 'embeddings', body: setTopLevelString(call.text, scan, 'model', upstreamModel) };
+    const body = setTopLevelString(call.text, 'model', upstreamModel);
+    if (body === undefined) throw new Error('request body is not a JSON object'); // the endpoint parsed it as one
+    return { path: 'embeddings', body };
   },
 
   readResponse(text, routingModel) {
     const parsed = parseJson(text);
-    const scan = isObject(parsed) && Array.isArray(parsed['data']) ? scanTopLevel(text) : undefined;
-    if (!scan || !isObject(parsed)) return undefined;
+    const withModel = isObject(parsed) && Array.isArray(parsed['data']) ? setTopLevelString(text, 'model', routingModel) : undefined;
+    if (withModel === undefined || !isObject(parsed)) return undefined;
     const usage = isObject(parsed['usage']) ? embeddingsUsage(parsed['usage']['prompt_tokens'], parsed['usage']['total_tokens']) : null;
-    return { text: setTopLevelString(text, scan, 'model', routingModel), usage, described: { id: null, model: parsed['model'], finishReasons: [] } };
+    return { text: withModel, usage, described: { id: null, model: parsed['model'], finishReasons: [] } };
   },
 
   createStreamReader: embeddingsNoStream,

@@ -35,11 +35,11 @@ export const openaiDialect: Dialect = {
     } catch {
       return undefined;
     }
-    const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
-    if (!scan || !isObject(parsed)) return undefined;
+    const withModel = isObject(parsed) ? setTopLevelString(text, 'model', routingModel) : undefined;
+    if (withModel === undefined || !isObject(parsed)) return undefined;
     const choices = Array.isArray(parsed['choices']) ? (parsed['choices'] as unknown[]) : [];
     const described = { id: parsed['id'], model: parsed['model'], finishReasons: choices.map((choice) => (isObject(choice) ? choice['finish_reason'] : undefined)) };
-    return { text: setTopLevelString(text, scan, 'model', routingModel), usage: isObject(parsed['usage']) ? (parsed['usage'] as Usage) : null, described };
+    return { text: withModel, usage: isObject(parsed['usage']) ? (parsed['usage'] as Usage) : null, described };
   },
 
   readError(text) {

@@ -56,10 +56,11 @@ function refuseBuiltInTools(text: string, scan: TopLevelScan): void {
 const RESPONSES_NATIVE: Omit<NativeDialect, 'buildRequest'> = {
   readResponse(text, routingModel) {
     const parsed = parseJson(text);
-    const scan = isObject(parsed) ? scanTopLevel(text) : undefined;
-    if (!scan || !isObject(parsed) || !Array.isArray(parsed['output'])) return undefined;
+    if (!isObject(parsed) || !Array.isArray(parsed['output'])) return undefined;
+    const withModel = setTopLevelString(text, 'model', routingModel);
+    if (withModel === undefined) return undefined;
     const described = { id: parsed['id'], model: parsed['model'], finishReasons: finishReasonsOf(parsed) };
-    return { text: setTopLevelString(text, scan, 'model', routingModel), usage: chatUsageOf(parsed['usage']), described };
+    return { text: withModel, usage: chatUsageOf(parsed['usage']), described };
   },
   createStreamReader(context) {
     return sseStreamReader(responsesStreamTranslator(context.routingModel), context.maxEventChars);
@@ -126,10 +127,7 @@ function statusOf(code: string | null): number {
 function withResponseModel(text: string, routingModel: string): string {
   const scan = scanTopLevel(text);
   if (!scan) return text;
-  const setModel = (current: string | undefined) => {
-    const inner = current === undefined ? undefined : scanTopLevel(current);
-    return inner && current !== undefined ? setTopLevelString(current, inner, 'model', routingModel) : current;
-  };
+  const setModel = (current: string | undefined) => (current === undefined ? undefined : (setTopLevelString(current, 'model', routingModel) ?? current));
   return editTopLevel(text, scan, new Map([['response', setModel]]));
 }
 
