@@ -14,9 +14,9 @@ export type InfoLineWriter = (fields: string) => void;
 const s = pino.symbols as typeof pino.symbols & { readonly msgPrefixSym: symbol };
 const INFO = 30;
 
-export function infoLineWriter(logger: Logger, msg: string): InfoLineWriter {
+export function infoLineWriter(logger: Logger, msg: string, { mayWait = false } = {}): InfoLineWriter {
   const internals = logger as unknown as Record<symbol, unknown>;
-  const stream = internals[s.streamSym] as { write(line: string): void; [key: symbol]: unknown };
+  const stream = internals[s.streamSym] as { write(line: string): void; writeWaiting?: (line: string) => void; [key: symbol]: unknown };
   const stringifiers = internals[s.stringifiersSym] as object;
   const plain =
     !internals[s.mixinSym] &&
@@ -31,8 +31,10 @@ export function infoLineWriter(logger: Logger, msg: string): InfoLineWriter {
   const bindings = internals[s.chindingsSym] as string;
   const tail = `,${JSON.stringify(internals[s.messageKeySym])}:${JSON.stringify(msg)}${internals[s.endSym] as string}`;
   const time = internals[s.timeSym] as () => string;
+  // mayWait: lines that may wait in a batch (request lines) go to the batching output's writeWaiting (log-destination.ts).
+  const write = mayWait && stream.writeWaiting ? stream.writeWaiting : (line: string) => stream.write(line);
   return (fields) => {
-    if (logger.levelVal <= INFO) stream.write(`${head}${time()}${bindings},${fields}${tail}`);
+    if (logger.levelVal <= INFO) write(`${head}${time()}${bindings},${fields}${tail}`);
   };
 }
 

@@ -89,7 +89,7 @@ export function requestLog(
   onRequestDone?: RequestObserver,
   isRoutingString: (model: string) => boolean = () => false,
 ): RequestHandler {
-  const writeRequestLine = infoLineWriter(logger, 'request');
+  const writeRequestLine = infoLineWriter(logger, 'request', { mayWait: true });
   // One 'close' listener for every response (called with the response as `this`): no closure per request.
   function writeLine(this: Response): void {
     const res = this;

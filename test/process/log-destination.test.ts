@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import t from 'tap';
+import { infoLineWriter } from '../../src/observe/info-line.js';
 import { batchedLogOutput } from '../../src/observe/log-destination.js';
 import { startMockUpstream, sendJson } from '../helpers/mock-upstream.js';
 import { logLinesOf, startServerProcess, waitForOutput } from './server-process.js';
@@ -92,6 +93,12 @@ t.test('a request line waits in the batch; a warning, an error or a lifecycle li
   // A field holding the words a request line ends with is escaped in the line: a lifecycle line stays one.
   logger.info({ i: 5, path: ',"msg":"request"}' }, 'listening');
   t.equal(written().length, 6, 'a lifecycle line quoting the words goes at once');
+  // The request log's own writer hands its lines over as request lines (writeWaiting): they wait the same way.
+  const writeRequestLine = infoLineWriter(logger, 'request', { mayWait: true });
+  writeRequestLine('"i":6');
+  t.equal(written().length, 6, "the request log's line waits");
+  logger.warn({ i: 7 }, 'limit store down');
+  t.same(written().map((line) => [line.msg, line.i]).slice(6), [['request', 6], ['limit store down', 7]], 'and goes out before the warning, whole');
 });
 
 for (const [level, msg] of [['warn', 'limit store down'], ['info', 'listening'], ['error', 'uncaught exception']] as const) {
