@@ -7,16 +7,22 @@ import type { Decision } from './limit-store.js';
  */
 export function rateLimitHeaders(limits: CallerTable['limits'], decision: Decision): Record<string, string> {
   const headers: Record<string, string> = {};
-  const put = (kind: 'requests' | 'tokens', perMinute: number | null, level: number | null) => {
+  const put = (names: (typeof NAMES)[keyof typeof NAMES], perMinute: number | null, level: number | null) => {
     if (perMinute === null || level === null) return;
-    headers[`x-ratelimit-limit-${kind}`] = String(perMinute);
-    headers[`x-ratelimit-remaining-${kind}`] = String(Math.max(0, Math.floor(level)));
-    headers[`x-ratelimit-reset-${kind}`] = duration(((perMinute - level) * 60_000) / perMinute);
+    headers[names.limit] = String(perMinute);
+    headers[names.remaining] = String(Math.max(0, Math.floor(level)));
+    headers[names.reset] = duration(((perMinute - level) * 60_000) / perMinute);
   };
-  put('requests', limits.requestsPerMinute, decision.requestsLevel);
-  put('tokens', limits.tokensPerMinute, decision.tokensLevel);
+  put(NAMES.requests, limits.requestsPerMinute, decision.requestsLevel);
+  put(NAMES.tokens, limits.tokensPerMinute, decision.tokensLevel);
   return headers;
 }
+
+/** Written out, not built per answer: a name built from parts is a new string on every response. */
+const NAMES = {
+  requests: { limit: 'x-ratelimit-limit-requests', remaining: 'x-ratelimit-remaining-requests', reset: 'x-ratelimit-reset-requests' },
+  tokens: { limit: 'x-ratelimit-limit-tokens', remaining: 'x-ratelimit-remaining-tokens', reset: 'x-ratelimit-reset-tokens' },
+} as const;
 
 function duration(ms: number): string {
   if (!(ms > 0)) return '0s';
