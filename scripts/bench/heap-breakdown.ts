@@ -2,7 +2,7 @@
 // snapshot on SIGUSR2 (--heapsnapshot-signal) into a folder of this run; this module waits for each file, sums
 // the self size of every node by class (an object's constructor name, a closure's function name, or the kind of a
 // string, array, code or system object), and compares a snapshot with N streams open to one taken idle.
-import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -29,15 +29,21 @@ export async function takeHeapSnapshot(pid: number, dir: string, timeoutMs = 120
     const size = statSync(path).size;
     // Node writes the file in one go; a size that stopped growing and a file that parses means it is done.
     if (size > 0 && size === lastSize) {
+      let byClass: HeapByClass | undefined;
       try {
-        const byClass = heapByClass(JSON.parse(readFileSync(path, 'utf8')) as SnapshotFile);
-        // BENCH_STREAMS_KEEP_HEAP=folder keeps each snapshot there, to open in DevTools (retainers, not just classes).
-        const keep = process.env['BENCH_STREAMS_KEEP_HEAP'];
-        if (keep) copyFileSync(path, join(keep, file));
-        rmSync(path, { force: true });
-        return byClass;
+        byClass = heapByClass(JSON.parse(readFileSync(path, 'utf8')) as SnapshotFile);
       } catch {
         // not whole yet
+      }
+      if (byClass) {
+        // BENCH_STREAMS_KEEP_HEAP=folder keeps each snapshot there (made if missing), to open in DevTools (retainers, not just classes).
+        const keep = process.env['BENCH_STREAMS_KEEP_HEAP'];
+        if (keep) {
+          mkdirSync(keep, { recursive: true });
+          copyFileSync(path, join(keep, file));
+        }
+        rmSync(path, { force: true });
+        return byClass;
       }
     }
     lastSize = size;
