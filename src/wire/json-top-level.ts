@@ -46,7 +46,7 @@ export function scanObjectAt(text: string, start: number): ObjectScan | undefine
   const values: Span[] = [];
   let i = skipSpace(text, bodyStart);
   if (text.charCodeAt(i) === 0x7d /* } */) return { keys, keyStarts, values, bodyStart, end: i + 1 };
-  const entry = new Entry();
+  const entry = new TopLevelEntry();
   for (;;) {
     const key = entry.read(text, i) ? entry.key(text) : undefined;
     if (key === undefined) return undefined;
@@ -87,7 +87,7 @@ export function topLevelValueAt(text: string, keyAt: number): Span | undefined {
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
   i = skipSpace(text, i + 1);
-  const entry = new Entry();
+  const entry = new TopLevelEntry();
   while (i <= keyAt) {
     if (!entry.read(text, i) || entry.key(text) === undefined) return undefined;
     if (i === keyAt) return { start: entry.valueStart, end: entry.valueEnd };
@@ -98,118 +98,8 @@ export function topLevelValueAt(text: string, keyAt: number): Span | undefined {
   return undefined;
 }
 
-/** Replaces the text in `span` with `json`, an already encoded JSON value. */
-export function replaceSpan(text: string, span: Span, json: string): string {
-  return text.slice(0, span.start) + json + text.slice(span.end);
-}
-
-/**
- * `text` with top-level `key` set to the JSON string `value` in every place it appears (a duplicated key is
- * rewritten everywhere, whichever one a reader keeps), or added first when absent; undefined when `text` is not a
- * JSON object (as scanTopLevel). What editTopLevel does with a scan, without one: the model of every answer and
- * native request is rewritten so, and a scan's arrays, spans and keys were ~2 KB of each non-streamed answer.
- */
-export function setTopLevelString(text: string, key: string, value: string): string | undefined {
-  const json = JSON.stringify(value);
-  const open = skipSpace(text, 0);
-  if (text.charCodeAt(open) !== 0x7b /* { */) return undefined;
-  let i = skipSpace(text, open + 1);
-  const empty = text.charCodeAt(i) === 0x7d; /* } */
-  let out = '';
-  let copied = 0;
-  const entry = new Entry();
-  while (!empty) {
-    const matches = entry.read(text, i) ? entry.keyIs(text, key) : undefined;
-    if (matches === undefined) return undefined;
-    if (matches) {
-      out += text.slice(copied, entry.valueStart) + json;
-      copied = entry.valueEnd;
-    }
-    i = skipSpace(text, entry.valueEnd);
-    const separator = text.charCodeAt(i);
-    if (separator === 0x7d /* } */) break;
-    if (separator !== 0x2c /* , */) return undefined;
-    i = skipSpace(text, i + 1);
-  }
-  if (skipSpace(text, i + 1) !== text.length) return undefined;
-  if (copied > 0) return out + text.slice(copied);
-  return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${json}${empty ? '' : ','}${text.slice(open + 1)}`;
-}
-
-/**
- * One edit of a top-level key: encoded JSON (set every occurrence, or add the key first when absent),
- * undefined (remove every occurrence), or a function giving each occurrence's new JSON from its current
- * text (called once with undefined when the key is absent: its result, if any, is added first).
- */
-export type TopLevelEdit = string | undefined | ((current: string | undefined) => string | undefined);
-
-/**
- * Edits the top level of a JSON object text in one pass. Everything not edited, spacing included,
- * stays as it was.
- */
-export function editTopLevel(text: string, scan: TopLevelScan, edits: ReadonlyMap<string, TopLevelEdit>): string {
-  const added: string[] = [];
-  for (const [key, edit] of edits) {
-    if (scan.keys.includes(key)) continue;
-    const json = typeof edit === 'function' ? edit(undefined) : edit;
-    if (json !== undefined) added.push(`${JSON.stringify(key)}:${json}`);
-  }
-  // Each occurrence's new value, in order (a function edit is called once per occurrence).
-  const editedAt: number[] = [];
-  const results: (string | undefined)[] = [];
-  let removes = false;
-  for (let i = 0; i < scan.keys.length; i++) {
-    const key = scan.keys[i]!;
-    if (!edits.has(key)) continue;
-    const edit = edits.get(key);
-    const value = scan.values[i]!;
-    const json = typeof edit === 'function' ? edit(text.slice(value.start, value.end)) : edit;
-    editedAt.push(i);
-    results.push(json);
-    if (json === undefined) removes = true;
-  }
-  return removes ? rebuildWithout(text, scan, added, editedAt, results) : spliceValues(text, scan, added, editedAt, results as string[]);
-}
-
-/** No entry removed (the common edit: a value replaced): the new values are spliced in, the rest copied in runs. */
-function spliceValues(text: string, scan: TopLevelScan, added: readonly string[], editedAt: readonly number[], results: readonly string[]): string {
-  let out = '';
-  let copied = 0;
-  if (added.length > 0) {
-    out = text.slice(0, scan.bodyStart) + added.join(',') + (scan.keys.length > 0 ? ',' : '');
-    copied = scan.bodyStart;
-  }
-  for (let k = 0; k < editedAt.length; k++) {
-    const value = scan.values[editedAt[k]!]!;
-    out += text.slice(copied, value.start) + results[k]!;
-    copied = value.end;
-  }
-  return copied === 0 ? text : out + text.slice(copied);
-}
-
-/** Some entry removed: the entries are written again one by one, each with the separator it needs. */
-function rebuildWithout(text: string, scan: TopLevelScan, added: readonly string[], editedAt: readonly number[], results: readonly (string | undefined)[]): string {
-  let out = text.slice(0, scan.bodyStart) + added.join(',');
-  let wrote = added.length > 0;
-  let k = 0;
-  for (let i = 0; i < scan.keys.length; i++) {
-    const edited = editedAt[k] === i;
-    const json = edited ? results[k++] : undefined;
-    if (edited && json === undefined) continue;
-    const value = scan.values[i]!;
-    // What stood before this entry: the space after `{`, or the comma and space after the previous entry.
-    const before = text.slice(i === 0 ? scan.bodyStart : scan.values[i - 1]!.end, scan.keyStarts[i]);
-    const hasComma = before.includes(',');
-    out += wrote ? (hasComma ? before : `,${before}`) : hasComma ? before.replace(',', '') : before;
-    out += text.slice(scan.keyStarts[i], value.start) + (edited ? json : text.slice(value.start, value.end));
-    wrote = true;
-  }
-  const last = scan.values.at(-1);
-  return out + text.slice(last ? last.end : scan.bodyStart);
-}
-
 /** One `"key": value` entry at a time, with nothing allocated per entry: where its key and its value stand. */
-class Entry {
+export class TopLevelEntry {
   /** The key's opening quote, and just past its closing one. */
   keyStart = 0;
   keyEnd = 0;

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { editTopLevel, scanArrayAt, scanObjectAt, scanTopLevel, setTopLevelString, topLevelValueAt } from '../../src/wire/json-top-level.js';
+import { scanArrayAt, scanObjectAt, scanTopLevel, topLevelValueAt } from '../../src/wire/json-top-level.js';
+import { editTopLevel, setTopLevelString } from '../../src/wire/json-top-level-edit.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   return setTopLevelString(text, 'model', value);

@@ -1,4 +1,5 @@
-import { editTopLevel, scanTopLevel, setTopLevelString } from '../../wire/json-top-level.js';
+import { scanTopLevel } from '../../wire/json-top-level.js';
+import { editTopLevel, setTopLevelString } from '../../wire/json-top-level-edit.js';
 import type { AnswerDescription, NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { refuseGatedFields, refuseServerTools } from './request/gated-fields.js';
 import { sseStreamReader } from '../sse-stream-reader.js';

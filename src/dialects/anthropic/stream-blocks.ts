@@ -1,4 +1,5 @@
-import { editTopLevel, scanTopLevel } from '../../wire/json-top-level.js';
+import { scanTopLevel } from '../../wire/json-top-level.js';
+import { editTopLevel } from '../../wire/json-top-level-edit.js';
 import { StreamLimitError, type StreamBudget } from '../stream-budget.js';
 import type { ChunkWriter } from '../chunk-writer.js';
 import { isObject, rawValueOf } from './json-values.js';

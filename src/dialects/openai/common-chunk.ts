@@ -1,5 +1,6 @@
 import { TEXT_FIELD_SOURCE } from '../../observe/usage-estimate.js';
-import { replaceSpan, topLevelValueAt, type Span } from '../../wire/json-top-level.js';
+import { topLevelValueAt, type Span } from '../../wire/json-top-level.js';
+import { replaceSpan } from '../../wire/json-top-level-edit.js';
 
 // The common chunk of an OpenAI-compatible stream (id, object, created, model, then the choices): how the first
 // one is rewritten and shows the stream's opening, and how a later one opening alike is checked, counted and

@@ -1,4 +1,4 @@
-import { setTopLevelString } from '../../wire/json-top-level.js';
+import { setTopLevelString } from '../../wire/json-top-level-edit.js';
 import type { NativeDialect } from '../dialect.js';
 import { embeddingsNoStream, embeddingsUsage } from '../embeddings.js';
 import { isObject, parseJson } from '../json-values.js';

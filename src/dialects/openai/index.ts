@@ -1,5 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelEdit } from '../../wire/json-top-level.js';
+import { scanTopLevel } from '../../wire/json-top-level.js';
+import { editTopLevel, setTopLevelString, type TopLevelEdit } from '../../wire/json-top-level-edit.js';
 import type { Dialect, OutgoingCall } from '../dialect.js';
 import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';

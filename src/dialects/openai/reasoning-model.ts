@@ -1,5 +1,6 @@
 import { gatewayError } from '../../wire/gateway-error.js';
-import type { TopLevelEdit, TopLevelScan } from '../../wire/json-top-level.js';
+import type { TopLevelScan } from '../../wire/json-top-level.js';
+import type { TopLevelEdit } from '../../wire/json-top-level-edit.js';
 
 /** Sampling fields a reasoning model takes at their default only: OpenAI refuses any other value. */
 const DEFAULT_ONLY = ['temperature', 'top_p'] as const;

@@ -1,5 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { editTopLevel, scanTopLevel, setTopLevelString, type TopLevelScan } from '../../wire/json-top-level.js';
+import { scanTopLevel, type TopLevelScan } from '../../wire/json-top-level.js';
+import { editTopLevel, setTopLevelString } from '../../wire/json-top-level-edit.js';
 import type { AnswerDescription, NativeDialect, NativeFormat, NativeRoute, StreamStep, StreamTranslator } from '../dialect.js';
 import { isObject, parseJson } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';

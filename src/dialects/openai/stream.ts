@@ -1,5 +1,6 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { editTopLevel, scanTopLevel, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
+import { scanTopLevel, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
+import { editTopLevel } from '../../wire/json-top-level-edit.js';
 import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
 import type { FastLane } from '../../wire/sse-parser.js';
 import type { AnswerDescription, StreamContext, StreamReaderContext, StreamStep, StreamTranslator } from '../dialect.js';

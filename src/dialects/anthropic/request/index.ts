@@ -1,5 +1,6 @@
 import type { ChatCompletionRequest } from '../../../generated/types/chat-completion-request.js';
-import { editTopLevel, scanTopLevel } from '../../../wire/json-top-level.js';
+import { scanTopLevel } from '../../../wire/json-top-level.js';
+import { editTopLevel } from '../../../wire/json-top-level-edit.js';
 import { invalid, jsonObject, rootNode, type JsonNode } from './json-node.js';
 import { conversationOf } from './messages.js';
 import { reasoningFields, type ReasoningKind } from './reasoning.js';
