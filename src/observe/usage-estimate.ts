@@ -51,9 +51,13 @@ export class AnswerTextCounter {
   #text = 0;
   #beyond = 0;
 
-  /** `counted`: answerTextChars(events), when whoever made the events counted it on the way (a dialect's lane). */
+  /**
+   * `counted`: answerTextChars(events), when whoever made the events counted it on the way (a dialect's lane, which
+   * makes chat chunks only, never a Responses repeat). Such events are not read here: a first read of a string
+   * joined from pieces copies it whole (V8 flattens it), a copy the write to the caller would make a second time.
+   */
   add(events: string, counted?: number): void {
-    if (repeatsText(events)) return;
+    if (counted === undefined && repeatsText(events)) return;
     if (this.#scanned < EXACT_SCAN_CHARS) {
       this.#scanned += events.length;
       this.#text += counted ?? answerTextChars(events);
