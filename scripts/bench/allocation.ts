@@ -13,7 +13,12 @@
 //
 //   npm run bench:allocation               about 1–2 minutes on 2 cores; writes the ALLOCATION block (in docs/performance.md)
 //   npm run bench:allocation -- --no-write prints only
+//   BENCH_ALLOC_KEEP_PROFILES=folder       also keeps every profile there (made if missing), one file per target, scenario,
+//                                          process and round (`gateway-streamed-worker-1.heapprofile`), to open in DevTools'
+//                                          Memory tab or sum by function: where the bytes went, not just how many
 import { fork } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allocatedBytes, ALLOCATION_MARGIN_BYTES, allocationVerdict, sampledBytes } from './allocation-profile.js';
 import { startGateway } from './bench-gateway.js';
@@ -36,6 +41,8 @@ const WARMUP = Math.round(envNumber('BENCH_ALLOC_WARMUP', 3000, 1, 1_000_000));
 const REQUESTS = Math.round(envNumber('BENCH_ALLOC_REQUESTS', 1000, 1, 1_000_000));
 const INTERVAL = Math.round(envNumber('BENCH_ALLOC_INTERVAL', 512, 16, 1_048_576));
 const ROUNDS = 2;
+const KEEP_PROFILES = process.env['BENCH_ALLOC_KEEP_PROFILES'] || undefined;
+if (KEEP_PROFILES) mkdirSync(KEEP_PROFILES, { recursive: true });
 const ROUTING_MODEL = 'bench/llama3.2';
 const UPSTREAM_MODEL = 'llama3.2';
 const MESSAGES = [{ role: 'user', content: 'Say hello.' }];
@@ -101,10 +108,17 @@ async function startProfiledGateway(mockPort: number, attempt = 1): Promise<Prof
 }
 
 /** Bytes per request of each of the target's processes over `REQUESTS` requests of `scenario`, and how many samples made each figure. */
-async function profileRound(target: Profiled, scenario: Scenario): Promise<{ perRequest: number[]; samples: number; sampledOver: number }> {
+async function profileRound(target: Profiled, scenario: Scenario, round: number): Promise<{ perRequest: number[]; samples: number; sampledOver: number }> {
   for (const { heap } of target.processes) await heap.startSampling(INTERVAL);
   await drive(target, scenario, REQUESTS);
   const profiles = await Promise.all(target.processes.map(({ heap }) => heap.stopSampling()));
+  if (KEEP_PROFILES) {
+    const slug = (text: string) => text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
+    target.processes.forEach(({ role }, i) => {
+      const file = `${slug(target.name)}-${scenario.streamed ? 'streamed' : 'non-streamed'}-${role}-${round + 1}.heapprofile`;
+      writeFileSync(join(KEEP_PROFILES, file), JSON.stringify(profiles[i]));
+    });
+  }
   const sums = profiles.map((profile) => allocatedBytes(profile.head));
   // The samples' own sum, beside the serving process's figure: it runs high by its rounding (allocation-profile.ts).
   const sampledOver = sampledBytes(profiles[0]!) / Math.max(1, sums[0]!) - 1;
@@ -131,7 +145,7 @@ try {
     for (const scenario of SCENARIOS) await drive(target, scenario, WARMUP);
     for (const scenario of SCENARIOS) {
       for (let round = 0; round < ROUNDS; round++) {
-        const { perRequest, samples, sampledOver: over } = await profileRound(target, scenario);
+        const { perRequest, samples, sampledOver: over } = await profileRound(target, scenario, round);
         fewestSamples = Math.min(fewestSamples, samples);
         sampledOver.push(over);
         target.processes.forEach(({ role }, i) => figures.set(`${target.name}|${scenario.label}|${role}`, [...(figures.get(`${target.name}|${scenario.label}|${role}`) ?? []), perRequest[i]!]));
