@@ -40,6 +40,59 @@ export function setTopLevelString(text: string, key: string, value: string): str
   return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${json}${empty ? '' : ','}${text.slice(open + 1)}`;
 }
 
+/** A top-level key setTopLevel sets: to encoded JSON, or to what `json` makes of each occurrence's text (undefined when absent). */
+export interface TopLevelSet {
+  readonly key: string;
+  /** A function must be pure: it is called per occurrence, then once more for an absent key, as the walk finds them. */
+  readonly json: string | ((current: string | undefined) => string);
+}
+
+/**
+ * What editTopLevel gives with a scan for edits that only set (distinct keys, at most 31, in `sets`' order), in one
+ * walk that builds no scan: each key set in every place it appears, the absent ones added first. `visit` sees each
+ * entry's key, as JSON.parse reads it, before the rest of the text is checked. Undefined when `text` is not a JSON
+ * object (as scanTopLevel). Every chat request to an OpenAI-compatible provider is edited so (~1 KB less than a scan).
+ */
+export function setTopLevel(text: string, sets: readonly TopLevelSet[], visit?: (key: string, entry: TopLevelEntry) => void): string | undefined {
+  if (sets.length > 31) throw new RangeError('setTopLevel takes at most 31 keys');
+  const open = skipSpace(text, 0);
+  if (text.charCodeAt(open) !== 0x7b /* { */) return undefined;
+  const bodyStart = open + 1;
+  let i = skipSpace(text, bodyStart);
+  const empty = text.charCodeAt(i) === 0x7d; /* } */
+  let out = '';
+  let copied = bodyStart;
+  let found = 0; // bit s: sets[s]'s key appeared
+  const entry = new TopLevelEntry();
+  while (!empty) {
+    const key = entry.read(text, i) ? entry.key(text) : undefined;
+    if (key === undefined) return undefined;
+    visit?.(key, entry);
+    for (let s = 0; s < sets.length; s++) {
+      const set = sets[s]!;
+      if (set.key !== key) continue;
+      out += text.slice(copied, entry.valueStart) + (typeof set.json === 'string' ? set.json : set.json(text.slice(entry.valueStart, entry.valueEnd)));
+      copied = entry.valueEnd;
+      found |= 1 << s;
+      break;
+    }
+    i = skipSpace(text, entry.valueEnd);
+    const separator = text.charCodeAt(i);
+    if (separator === 0x7d /* } */) break;
+    if (separator !== 0x2c /* , */) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+  if (skipSpace(text, i + 1) !== text.length) return undefined;
+  let added = '';
+  for (let s = 0; s < sets.length; s++) {
+    if ((found & (1 << s)) !== 0) continue;
+    const { key, json } = sets[s]!;
+    added += `${added === '' ? '' : ','}${JSON.stringify(key)}:${typeof json === 'string' ? json : json(undefined)}`;
+  }
+  if (added === '') return copied === bodyStart ? text : text.slice(0, bodyStart) + out + text.slice(copied);
+  return text.slice(0, bodyStart) + added + (empty ? '' : ',') + out + text.slice(copied);
+}
+
 /**
  * One edit of a top-level key: encoded JSON (set every occurrence, or add the key first when absent),
  * undefined (remove every occurrence), or a function giving each occurrence's new JSON from its current

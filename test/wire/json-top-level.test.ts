@@ -1,6 +1,6 @@
 import t from 'tap';
 import { scanArrayAt, scanObjectAt, scanTopLevel, topLevelValueAt } from '../../src/wire/json-top-level.js';
-import { editTopLevel, setTopLevelString } from '../../src/wire/json-top-level-edit.js';
+import { editTopLevel, setTopLevel, setTopLevelString } from '../../src/wire/json-top-level-edit.js';
 
 function rewrite(text: string, value = 'R'): string | undefined {
   return setTopLevelString(text, 'model', value);
@@ -33,14 +33,14 @@ t.test('refuses what is not one JSON object', async (t) => {
   }
 });
 
-t.test('setTopLevelString gives what editTopLevel gives with a scan, on every text the scan reads or refuses', async (t) => {
+/** Texts the scan reads or refuses: objects of keys that are, nearly are, or spell model, with values of every kind; every third one cut or bent. */
+function bentTexts(): string[] {
   const texts = [
     '{}', ' { } ', '{"model":1}', '{ "model" : "a" , "model":{"model":2} }', '{"mod\\u0065l":"a","model":"b"}', '{"\\u006dodel":[]}',
     '{"modelx":1,"mode":2,"Model":3,"":4}', '{"m\\"odel":1}', '{"\\x":1,"model":2}', '{"model":"a","\\x":1}', '{"a":"model","b":{"model":1}}',
     '{"model":"a"} ', '{"model":"a"}x', '\t\n{"model":true}\r\n', '{"a":1}}', '{"model":"\\"}', '{"model":"\\\\"}',
   ];
-  // Objects of keys that are, nearly are, or spell model, with values of every kind; every third one cut or bent.
-  const keys = ['"model"', '"mod\\u0065l"', '"model "', '"a"', '"\\x"', '"Model"', '"mo\\"del"'];
+  const keys = ['"model"', '"mod\\u0065l"', '"model "', '"a"', '"\\x"', '"Model"', '"mo\\"del"', '"o"', '"\\u006f"'];
   const values = ['1', '"x"', '{"model":1}', '[1,"]"]', 'null', '"\\""', '"model"', '{}'];
   let seed = 7;
   const pick = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) >>> 8) % n;
@@ -53,10 +53,34 @@ t.test('setTopLevelString gives what editTopLevel gives with a scan, on every te
     }
     texts.push(text);
   }
-  for (const text of texts) {
+  return texts;
+}
+
+t.test('setTopLevelString gives what editTopLevel gives with a scan, on every text the scan reads or refuses', async (t) => {
+  for (const text of bentTexts()) {
     const scan = scanTopLevel(text);
     t.equal(rewrite(text, 'R"\\'), scan ? editTopLevel(text, scan, new Map([['model', JSON.stringify('R"\\')]])) : undefined, JSON.stringify(text));
   }
+});
+
+t.test('setTopLevel gives what editTopLevel gives with a scan for edits that set, and visits the keys the scan reads', async (t) => {
+  // A function edit sees each occurrence's text: the result shows which one it was given.
+  const wrap = (current: string | undefined) => `[${current ?? '"absent"'}]`;
+  const setsOf: [string, (string | ((current: string | undefined) => string))][][] = [[['model', '"R"']], [['model', '"R"'], ['o', wrap]], [['o', wrap], ['model', '"R"']], []];
+  let edited = 0;
+  for (const text of bentTexts()) {
+    const scan = scanTopLevel(text);
+    for (const sets of setsOf) {
+      const visited: string[] = [];
+      const result = setTopLevel(text, sets.map(([key, json]) => ({ key, json })), (key, entry) => visited.push(`${key}=${text.slice(entry.valueStart, entry.valueEnd)}`));
+      t.equal(result, scan ? editTopLevel(text, scan, new Map(sets)) : undefined, `${JSON.stringify(text)} with ${sets.map(([key]) => key).join(', ')}`);
+      if (scan) t.same(visited, scan.keys.map((key, i) => `${key}=${text.slice(scan.values[i]!.start, scan.values[i]!.end)}`));
+      if (result !== undefined && result !== text) edited++;
+    }
+  }
+  t.ok(edited > 500, `most texts were edited (${edited})`);
+  t.equal(setTopLevel('{"a":1}', []), '{"a":1}', 'no sets: the same text');
+  t.throws(() => setTopLevel('{}', Array.from({ length: 32 }, (_, i) => ({ key: `k${i}`, json: '1' }))), RangeError);
 });
 
 t.test('editTopLevel removes and adds keys in one pass, keeping the rest as written', async (t) => {

@@ -27,12 +27,14 @@ const WHY = new Map<string, (json: string) => string | undefined>([
  * of the body): every copy of a duplicated key is checked, whichever one the provider keeps. `null` means not set.
  */
 export function refuseGatedFields(text: string, scan: TopLevelScan, allowedFields: readonly string[]): void {
-  for (let i = 0; i < scan.keys.length; i++) {
-    const field = scan.keys[i]!;
-    const why = WHY.get(field);
-    if (why === undefined || allowedFields.includes(field)) continue;
-    const json = text.slice(scan.values[i]!.start, scan.values[i]!.end);
-    const reason = json === 'null' ? undefined : why(json);
-    if (reason !== undefined) throw gatedFieldError(field, reason);
-  }
+  for (let i = 0; i < scan.keys.length; i++) refuseGatedField(scan.keys[i]!, text, scan.values[i]!.start, scan.values[i]!.end, allowedFields);
+}
+
+/** The same for one entry (`field`, its value from `start` to `end` in `text`), for a walk that builds no scan. */
+export function refuseGatedField(field: string, text: string, start: number, end: number, allowedFields: readonly string[]): void {
+  const why = WHY.get(field);
+  if (why === undefined || allowedFields.includes(field)) return;
+  const json = text.slice(start, end);
+  const reason = json === 'null' ? undefined : why(json);
+  if (reason !== undefined) throw gatedFieldError(field, reason);
 }

@@ -1,11 +1,11 @@
 import type { Usage } from '../../generated/types/usage.js';
 import { scanTopLevel } from '../../wire/json-top-level.js';
-import { editTopLevel, setTopLevelString, type TopLevelEdit } from '../../wire/json-top-level-edit.js';
+import { editTopLevel, setTopLevel, setTopLevelString, type TopLevelEdit, type TopLevelSet } from '../../wire/json-top-level-edit.js';
 import type { Dialect, OutgoingCall } from '../dialect.js';
 import { isObject } from '../json-values.js';
 import { sseStreamReader } from '../sse-stream-reader.js';
 import { refuseOverOutputLimit } from '../output-limit.js';
-import { refuseGatedFields } from './gated-fields.js';
+import { refuseGatedField, refuseGatedFields } from './gated-fields.js';
 import { reasoningModelEdits } from './reasoning-model.js';
 import { openaiNative } from './responses-native.js';
 import { openaiEmbeddings } from './embeddings.js';
@@ -77,9 +77,22 @@ export const openaiDialect: Dialect = {
  * and unknown fields reach the provider exactly as sent); a gated field routes.yaml does not allow is refused.
  * To a reasoning model (routes.yaml reasoning other than none), the fields OpenAI refuses there are mended or refused.
  */
-export function openaiRequestBody({ text, upstreamModel, requestStreamUsage, allowedFields, reasoning }: OutgoingCall): string {
+export function openaiRequestBody(call: OutgoingCall): string {
+  const { text, upstreamModel, requestStreamUsage, allowedFields } = call;
+  if (call.reasoning !== 'none') return reasoningModelBody(call);
+  // Only sets: one walk, no scan (what the scan and edit below give, test/dialects/openai/request-body.test.ts).
+  const model: TopLevelSet = { key: 'model', json: JSON.stringify(upstreamModel) };
+  const body = setTopLevel(text, requestStreamUsage ? [model, STREAM_USAGE] : [model], (key, entry) => refuseGatedField(key, text, entry.valueStart, entry.valueEnd, allowedFields));
+  // The engine only calls this with a parsed JSON object; undefined would be a bug here.
+  if (body === undefined) throw new Error('request body is not a JSON object');
+  return body;
+}
+
+const STREAM_USAGE: TopLevelSet = { key: 'stream_options', json: askForUsage };
+
+/** openaiRequestBody's way with a scan and edits that may remove: a reasoning model's body, and the reference its walk is tested against. */
+export function reasoningModelBody({ text, upstreamModel, requestStreamUsage, allowedFields, reasoning }: OutgoingCall): string {
   const scan = scanTopLevel(text);
-  // The engine only calls this with a parsed JSON object; a failed scan would be a bug here.
   if (!scan) throw new Error('request body is not a JSON object');
   refuseGatedFields(text, scan, allowedFields);
   const edits = reasoning === 'none' ? new Map<string, TopLevelEdit>() : reasoningModelEdits(text, scan);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { openaiDialect } from '../../../src/dialects/openai/index.js';
+import { openaiDialect, openaiRequestBody, reasoningModelBody } from '../../../src/dialects/openai/index.js';
 import type { OutgoingCall } from '../../../src/dialects/dialect.js';
 import type { ChatCompletionRequest } from '../../../src/generated/types/chat-completion-request.js';
 
@@ -54,4 +54,38 @@ t.test('without the gateway asking, stream_options is not touched at all', async
     bodyOf({ text, body, upstreamModel: 'gpt-4o', maxOutputTokens: null, reasoning: 'none', requestStreamUsage: false, allowedFields: [] }),
     text.replace('mock/gpt-4o', 'gpt-4o'),
   );
+});
+
+t.test('a chat body is edited in one walk exactly as the scan and edit would, gated fields refused alike', async (t) => {
+  const fields = [
+    '"model":"mock/gpt-4o"', '"mod\\u0065l":"x"', '"messages":[{"role":"user","content":"model"}]', '"stream":true', '"stream_options":null',
+    '"stream_options":{"include_usage":false}', '"stream_\\u006fptions":{}', '"service_tier":"flex"', '"service_tier":"priority"', '"service_tier":null',
+    '"web_search_options":{}', '"web_search_options":null', '"temperature":0.50', '"x":{"stream_options":1}',
+  ];
+  let seed = 11;
+  const pick = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) >>> 8) % n;
+  let refused = 0;
+  for (let n = 0; n < 400; n++) {
+    const text = `{${Array.from({ length: 1 + pick(6) }, () => fields[pick(fields.length)]).join(pick(2) ? ',' : ' , ')}}`;
+    const call: OutgoingCall = {
+      text,
+      body: JSON.parse(text) as ChatCompletionRequest,
+      upstreamModel: 'gpt-"4o"',
+      maxOutputTokens: null,
+      reasoning: 'none',
+      requestStreamUsage: pick(2) === 1,
+      allowedFields: pick(3) === 0 ? ['service_tier'] : [],
+    };
+    const outcome = (build: (call: OutgoingCall) => string) => {
+      try {
+        return build(call);
+      } catch (error) {
+        return `refused: ${(error as Error).message}`;
+      }
+    };
+    const walked = outcome(openaiRequestBody);
+    if (walked.startsWith('refused')) refused++;
+    t.equal(walked, outcome(reasoningModelBody), `${text}, usage ${call.requestStreamUsage}, allowed ${call.allowedFields.join()}`);
+  }
+  t.ok(refused > 50 && refused < 350, `some bodies refused, most not (${refused} of 400)`);
 });
