@@ -22,6 +22,17 @@ const COMMON_RESTS = [
   ',"choices":[{"index":0,"delta":{"content":" é 世界 👋"},"finish_reason":null}],"usage":null}',
   ',"choices":[{"index":0,"delta":{"content":"\\u00e9\\n"},"finish_reason":null}]}',
   ',"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}',
+  // The shape of the first with other values, and (below) its end as long but spelled otherwise: the lane takes each as the full check does.
+  ',"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"a \\"usage"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"\\u0065rror \\\\"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"x\\"},\\"finish_reason\\":null}],\\"usage\\":null}"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"a"model":"leak"},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}],"usage":null},"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":" é 世界 👋 \\\\\\""},"finish_reason":null}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"t"},"finish_reason":"stop"}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":"ab"}],"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}],"error":null}',
 ];
 const ODD_RESTS = [
   ',"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}',
@@ -51,7 +62,8 @@ function streamText(random: () => number, hostile: () => { data: string }): stri
     else if (roll < 0.88) text += `: keep-alive${lineEnd}`;
     else if (roll < 0.91) text += `event: chunk${lineEnd}data: ${OPENING}${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
     else if (roll < 0.94) text += `id: ${i}${lineEnd}data: ${OPENING}${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
-    else if (roll < 0.97) text += `data: ${OPENING}${lineEnd}data: ${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
+    else if (roll < 0.955) text += `data: ${OPENING}${lineEnd}data: ${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
+    else if (roll < 0.97) text += `data: ${OPENING}${pick(COMMON_RESTS)}${lineEnd}data: ${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
     else text += `data:${OPENING}${pick(COMMON_RESTS)}${lineEnd}${lineEnd}`;
   }
   if (random() < 0.8) text += `data: [DONE]${lineEnd}${lineEnd}`;
