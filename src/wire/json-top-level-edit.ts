@@ -10,34 +10,11 @@ export function replaceSpan(text: string, span: Span, json: string): string {
 /**
  * `text` with top-level `key` set to the JSON string `value` in every place it appears (a duplicated key is
  * rewritten everywhere, whichever one a reader keeps), or added first when absent; undefined when `text` is not a
- * JSON object (as scanTopLevel). What editTopLevel does with a scan, without one: the model of every answer and
- * native request is rewritten so, and a scan's arrays, spans and keys were ~2 KB of each non-streamed answer.
+ * JSON object (as scanTopLevel). The model of every answer and native request is rewritten so: no scan, and each
+ * key compared in place (a scan's arrays, spans and keys were ~2 KB of each non-streamed answer).
  */
 export function setTopLevelString(text: string, key: string, value: string): string | undefined {
-  const json = JSON.stringify(value);
-  const open = skipSpace(text, 0);
-  if (text.charCodeAt(open) !== 0x7b /* { */) return undefined;
-  let i = skipSpace(text, open + 1);
-  const empty = text.charCodeAt(i) === 0x7d; /* } */
-  let out = '';
-  let copied = 0;
-  const entry = new TopLevelEntry();
-  while (!empty) {
-    const matches = entry.read(text, i) ? entry.keyIs(text, key) : undefined;
-    if (matches === undefined) return undefined;
-    if (matches) {
-      out += text.slice(copied, entry.valueStart) + json;
-      copied = entry.valueEnd;
-    }
-    i = skipSpace(text, entry.valueEnd);
-    const separator = text.charCodeAt(i);
-    if (separator === 0x7d /* } */) break;
-    if (separator !== 0x2c /* , */) return undefined;
-    i = skipSpace(text, i + 1);
-  }
-  if (skipSpace(text, i + 1) !== text.length) return undefined;
-  if (copied > 0) return out + text.slice(copied);
-  return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${json}${empty ? '' : ','}${text.slice(open + 1)}`;
+  return setTopLevel(text, [{ key, json: JSON.stringify(value) }]);
 }
 
 /** A top-level key setTopLevel sets: to encoded JSON, or to what `json` makes of each occurrence's text (undefined when absent). */
@@ -48,13 +25,15 @@ export interface TopLevelSet {
 }
 
 /**
- * What editTopLevel gives with a scan for edits that only set (distinct keys, at most 31, in `sets`' order), in one
- * walk that builds no scan: each key set in every place it appears, the absent ones added first. `visit` sees each
- * entry's key, as JSON.parse reads it, before the rest of the text is checked. Undefined when `text` is not a JSON
- * object (as scanTopLevel). Every chat request to an OpenAI-compatible provider is edited so (~1 KB less than a scan).
+ * What editTopLevel gives with a scan for edits that only set (distinct keys, 1 to 31, in `sets`' order), in one
+ * walk that builds no scan: each key set in every place it appears, the absent ones added first. Undefined when
+ * `text` is not a JSON object (as scanTopLevel). Keys are compared in place unless `visit` is given: it sees each
+ * entry's key, as JSON.parse reads it, before the rest of the text is checked (every chat request to an
+ * OpenAI-compatible provider is edited so, its gated fields checked on the way: ~1 KB less than a scan).
  */
 export function setTopLevel(text: string, sets: readonly TopLevelSet[], visit?: (key: string, entry: TopLevelEntry) => void): string | undefined {
-  if (sets.length > 31) throw new RangeError('setTopLevel takes at most 31 keys');
+  // Without a set, no key would be read, so none checked.
+  if (sets.length < 1 || sets.length > 31) throw new RangeError('setTopLevel takes 1 to 31 keys');
   const open = skipSpace(text, 0);
   if (text.charCodeAt(open) !== 0x7b /* { */) return undefined;
   const bodyStart = open + 1;
@@ -65,12 +44,17 @@ export function setTopLevel(text: string, sets: readonly TopLevelSet[], visit?: 
   let found = 0; // bit s: sets[s]'s key appeared
   const entry = new TopLevelEntry();
   while (!empty) {
-    const key = entry.read(text, i) ? entry.key(text) : undefined;
-    if (key === undefined) return undefined;
-    visit?.(key, entry);
+    if (!entry.read(text, i)) return undefined;
+    const key = visit === undefined ? undefined : entry.key(text);
+    if (visit !== undefined) {
+      if (key === undefined) return undefined;
+      visit(key, entry);
+    }
     for (let s = 0; s < sets.length; s++) {
       const set = sets[s]!;
-      if (set.key !== key) continue;
+      const matches = key === undefined ? entry.keyIs(text, set.key) : key === set.key;
+      if (matches === undefined) return undefined;
+      if (!matches) continue;
       out += text.slice(copied, entry.valueStart) + (typeof set.json === 'string' ? set.json : set.json(text.slice(entry.valueStart, entry.valueEnd)));
       copied = entry.valueEnd;
       found |= 1 << s;
