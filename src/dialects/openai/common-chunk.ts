@@ -185,22 +185,25 @@ function openingOf(data: string, span: Span, encodedModel: string): CommonOpenin
 
 /** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */
 function findKeys(data: string): { modelAt: number; usageAt: number; error: boolean } {
-  KEYS_THAT_MATTER.lastIndex = 0;
+  const pattern = KEYS_THAT_MATTER;
+  pattern.lastIndex = 0;
   let modelAt = -1;
   let usageAt = -1;
-  for (let match = KEYS_THAT_MATTER.exec(data); match; match = KEYS_THAT_MATTER.exec(data)) {
-    if (match[0] === '"error"') return { modelAt: -1, usageAt: -1, error: true };
-    if (match[0] === '"model"') {
+  // test, not exec: no match array per key; the key is told by its first letter (each match is 7 characters).
+  while (pattern.test(data)) {
+    const at = pattern.lastIndex - 7;
+    const letter = data.charCodeAt(at + 1);
+    if (letter === 0x65 /* e */) return { modelAt: -1, usageAt: -1, error: true };
+    if (letter === 0x6d /* m */) {
       if (modelAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
-      modelAt = match.index;
+      modelAt = at;
     } else {
       if (usageAt >= 0) return { modelAt: -1, usageAt: -1, error: false };
-      usageAt = match.index;
+      usageAt = at;
     }
   }
   return { modelAt, usageAt, error: false };
 }
-
 
 /** The non-null finish reasons of a chunk's choices, added to `into` (a plain-string search: most chunks have none). */
 export function noteFinishReasons(text: string, into: string[]): void {

@@ -68,14 +68,10 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
       const usageIndex = scan.keys.lastIndexOf('usage');
       const usageSpan = usageIndex < 0 ? undefined : scan.values[usageIndex]!;
       const usage = usageSpan ? (parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined) : undefined;
+      // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
+      if (hideUsage && usage && /^\[\s*\]$/.test(topLevelText(data, scan, 'choices'))) return { frames: '', usage };
       const edits = new Map<string, string | undefined>([['model', encodedModel]]);
-      if (hideUsage) {
-        // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
-        const choicesIndex = scan.keys.lastIndexOf('choices');
-        const choices = choicesIndex < 0 ? '' : data.slice(scan.values[choicesIndex]!.start, scan.values[choicesIndex]!.end);
-        if (usage && /^\[\s*\]$/.test(choices)) return { frames: '', usage };
-        if (usageSpan) edits.set('usage', undefined);
-      }
+      if (hideUsage && usageSpan) edits.set('usage', undefined);
       const frames = sseData(editTopLevel(data, scan, edits));
       return usage ? { frames, usage } : { frames };
     },
@@ -103,6 +99,12 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
       },
     },
   };
+}
+
+/** The text of the last `key` at the top level (the one a parser keeps); '' when absent. */
+function topLevelText(data: string, scan: TopLevelScan, key: string): string {
+  const index = scan.keys.lastIndexOf(key);
+  return index < 0 ? '' : data.slice(scan.values[index]!.start, scan.values[index]!.end);
 }
 
 /** The provider's id and model of its first chunk, as it sent them. */
