@@ -80,7 +80,7 @@ export const openaiDialect: Dialect = {
 export function openaiRequestBody(call: OutgoingCall): string {
   const { text, upstreamModel, requestStreamUsage, allowedFields } = call;
   if (call.reasoning !== 'none') return reasoningModelBody(call);
-  // Only sets: one walk, no scan (what the scan and edit below give, test/dialects/openai/request-body.test.ts).
+  // Only sets: one walk, no scan (what the scan and edit below give, test/dialects/openai/openai-request-body.test.ts).
   const model: TopLevelSet = { key: 'model', json: JSON.stringify(upstreamModel) };
   const body = setTopLevel(text, requestStreamUsage ? [model, STREAM_USAGE] : [model], (key, entry) => refuseGatedField(key, text, entry.valueStart, entry.valueEnd, allowedFields));
   // The engine only calls this with a parsed JSON object; undefined would be a bug here.
