@@ -52,12 +52,15 @@ async function startRig(t: Test, handler: Handler): Promise<{ server: ServerProc
 }
 
 /** Polls /health while `during` runs; every status seen (0: no answer). */
-async function healthDuring<T>(origin: string, during: Promise<T>): Promise<{ result: T; statuses: number[] }> {
-  const statuses: number[] = [];
+async function healthDuring<T>(origin: string, during: Promise<T>): Promise<{ result: T; statuses: (number | string)[] }> {
+  const statuses: (number | string)[] = [];
   let done = false;
   const polling = (async () => {
     while (!done) {
-      statuses.push(await fetch(`${origin}/health`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.status, () => 0));
+      const asked = Date.now();
+      // A poll that fails says how and after how long (a timeout, a reset), so a failure here can be told apart.
+      const failed = (error: Error & { cause?: { code?: string } }) => `${error.name}${error.cause?.code ? ` ${error.cause.code}` : ''} after ${Date.now() - asked} ms`;
+      statuses.push(await fetch(`${origin}/health`, { signal: AbortSignal.timeout(10_000) }).then((r) => r.status, failed));
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   })();
