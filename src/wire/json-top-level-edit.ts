@@ -45,8 +45,9 @@ export function setTopLevel(text: string, sets: readonly TopLevelSet[], visit?: 
   const entry = new TopLevelEntry();
   while (!empty) {
     if (!entry.read(text, i)) return undefined;
-    const key = visit === undefined ? undefined : entry.key(text);
+    let key: string | undefined;
     if (visit !== undefined) {
+      key = entry.key(text);
       if (key === undefined) return undefined;
       visit(key, entry);
     }

@@ -29,6 +29,12 @@ export function scanTopLevel(text: string): TopLevelScan | undefined {
   return scan && skipSpace(text, scan.end) === text.length ? scan : undefined;
 }
 
+/** The span of the last `key` in a scan, the copy JSON.parse keeps; undefined when absent. */
+export function lastValue(scan: TopLevelScan, key: string): Span | undefined {
+  const index = scan.keys.lastIndexOf(key);
+  return index < 0 ? undefined : scan.values[index];
+}
+
 /** An object found inside a larger text: its entries as scanTopLevel gives them, and the index just past its `}`. */
 export interface ObjectScan extends TopLevelScan {
   readonly end: number;

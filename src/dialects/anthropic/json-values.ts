@@ -1,4 +1,4 @@
-import { scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../wire/json-top-level.js';
+import { lastValue, scanArrayAt, scanTopLevel, skipSpace, type Span } from '../../wire/json-top-level.js';
 
 export { isObject, parseJson } from '../json-values.js';
 
@@ -12,10 +12,8 @@ export function stringOrUndefined(value: unknown): string | undefined {
  */
 export function rawValueOf(text: string, key: string): string | undefined {
   const scan = scanTopLevel(text);
-  const index = scan ? scan.keys.lastIndexOf(key) : -1;
-  if (!scan || index < 0) return undefined;
-  const span = scan.values[index]!;
-  return text.slice(span.start, span.end);
+  const span = scan && lastValue(scan, key);
+  return span && text.slice(span.start, span.end);
 }
 
 /** The span of each element of the JSON array `text`, in order; undefined when it is not an array. */

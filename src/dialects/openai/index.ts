@@ -18,9 +18,10 @@ import { createOpenAIStreamTranslator } from './stream.js';
  * object) becomes one asking for usage.
  */
 function askForUsage(current: string | undefined): string {
-  const scan = current === undefined ? undefined : scanTopLevel(current);
-  return current !== undefined && scan ? editTopLevel(current, scan, new Map([['include_usage', 'true']])) : '{"include_usage":true}';
+  return (current !== undefined && setTopLevel(current, [INCLUDE_USAGE])) || '{"include_usage":true}';
 }
+
+const INCLUDE_USAGE: TopLevelSet = { key: 'include_usage', json: 'true' };
 
 /** OpenAI-compatible providers: chat completions on both sides, so the body and every chunk go through nearly as sent. */
 export const openaiDialect: Dialect = {

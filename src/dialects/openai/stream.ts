@@ -1,5 +1,5 @@
 import type { Usage } from '../../generated/types/usage.js';
-import { scanTopLevel, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
+import { lastValue, scanTopLevel, type Span, type TopLevelScan } from '../../wire/json-top-level.js';
 import { editTopLevel } from '../../wire/json-top-level-edit.js';
 import { SSE_DONE, sseData, sseError } from '../../wire/sse-format.js';
 import type { FastLane } from '../../wire/sse-parser.js';
@@ -65,11 +65,11 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
         return { frames: sseError(providerStreamErrorBody(fields, providerId)), end: 'error', failure: { status, details: { message: fields.message, code: fields.providerCode } } };
       }
       // A parser keeps the last of duplicated keys: that usage is the one counted, and every copy is hidden.
-      const usageIndex = scan.keys.lastIndexOf('usage');
-      const usageSpan = usageIndex < 0 ? undefined : scan.values[usageIndex]!;
+      const usageSpan = lastValue(scan, 'usage');
       const usage = usageSpan ? (parseObject(data.slice(usageSpan.start, usageSpan.end)) as Usage | undefined) : undefined;
       // The caller did not ask for usage: drop the usage-only chunk and the usage fields of the others.
-      if (hideUsage && usage && /^\[\s*\]$/.test(topLevelText(data, scan, 'choices'))) return { frames: '', usage };
+      const choices = lastValue(scan, 'choices');
+      if (hideUsage && usage && choices && /^\[\s*\]$/.test(data.slice(choices.start, choices.end))) return { frames: '', usage };
       const edits = new Map<string, string | undefined>([['model', encodedModel]]);
       if (hideUsage && usageSpan) edits.set('usage', undefined);
       const frames = sseData(editTopLevel(data, scan, edits));
@@ -99,12 +99,6 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
       },
     },
   };
-}
-
-/** The text of the last `key` at the top level (the one a parser keeps); '' when absent. */
-function topLevelText(data: string, scan: TopLevelScan, key: string): string {
-  const index = scan.keys.lastIndexOf(key);
-  return index < 0 ? '' : data.slice(scan.values[index]!.start, scan.values[index]!.end);
 }
 
 /** The provider's id and model of its first chunk, as it sent them. */
