@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { drained } from '../../src/routing/drained.js';
+import { drained } from './drained.js';
 import { startGatewayProcess } from './gateway-process.js';
 import { heapGrowthPerStream, takeHeapSnapshot } from './heap-breakdown.js';
 

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chance, pick, pickWeighted, randomInt, type SoakModel } from './common.js';
-import { drained } from '../../src/routing/drained.js';
+import { drained } from '../bench/drained.js';
 
 /** Behaviours for non-streamed requests, with their weights. */
 export const JSON_FAULTS = {

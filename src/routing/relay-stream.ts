@@ -1,17 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import type { StreamStep } from '../dialects/dialect.js';
-import { StreamLimitError, StreamsFullError, type StreamHoldings } from '../dialects/stream-budget.js';
+import type { StreamHoldings } from '../dialects/stream-budget.js';
 import type { ErrorRuleSet } from '../generated/types/route-tables.js';
-import { gatewayError, GatewayError } from '../wire/gateway-error.js';
-import { findErrorRule, providerError } from '../wire/provider-error.js';
 import { releaseLine, round, type RequestRecord } from '../observe/request-log.js';
 import { AnswerTextCounter, completionAtLeastEstimated, estimatedUsage } from '../observe/usage-estimate.js';
 import type { RuntimeProvider } from './runtime-providers.js';
 import type { AnswerDescription, StreamReader, StreamReaderContext } from '../dialects/dialect.js';
 import type { StreamFrames } from './answer-writer.js';
-import { EventTooLargeError } from '../wire/event-too-large.js';
 import type { UpstreamReply } from './upstream.js';
-import { drained } from './drained.js';
+import { failureOf, inBandFailure, interrupted } from './stream-failure.js';
 
 /** How long to wait for the provider to finish its response after its end marker, whatever it sends meanwhile (docs/chat-completions.md). */
 const DRAIN_AFTER_END_MS = 1000;
@@ -75,97 +71,116 @@ export function isEventStream(reply: UpstreamReply, mediaType = 'text/event-stre
  * idle limit or a stream over a limit is thrown like an HTTP failure, so the caller can be served by failover.
  * Reading pauses while the caller is slow (backpressure), and the idle limit counts only while reading. Every
  * way a committed stream can end without the provider's end marker leaves the caller one final error event.
+ * Resolves once the provider's response is over (read to its end, or cut), rejects with the attempt's failure.
+ *
+ * Driven by the body's events, not `for await`: an async iterator costs a promise, a microtask and its
+ * end-of-stream listeners per stream and per read, for a loop that never needs to wait except for a slow caller.
  */
-export async function relayStream(options: RelayOptions): Promise<void> {
-  const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output, holdings } = options;
-  const { onDescribed } = options;
-  const described = onDescribed !== undefined;
-  const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars, holdings, described });
-  /** Bytes read since the last read that completed an event: the event being read, held until it is whole. */
-  let unfinished = 0;
-  let charged = 0;
-  const chargeEvent = (bytes: number) => {
-    if (bytes > charged) holdings.take(bytes - charged);
-    else holdings.give(charged - bytes);
-    charged = bytes;
-  };
-  const idleMs = provider.table.streamIdleTimeoutMs;
-  let idleFired = false;
-  const onIdle = () => {
-    idleFired = true;
-    reply.body.destroy();
-  };
-  let idle = setTimeout(onIdle, idleMs);
-  let ended = false;
-  let committed = false;
-  let settled = false;
-  /** The caller left a committed stream: what the provider still sends is read for its usage only (USAGE_TAIL_*). */
-  let left = false;
-  let tailBytes = 0;
-  let tail: NodeJS.Timeout | undefined;
-  /** Characters of answer text read from the provider, relayed or read after the caller left: the estimate's completion. */
-  const answerText = new AnswerTextCounter();
-  const onCallerLeft = () => {
-    if (ended || left) return;
-    left = true;
-    record.gatewayCode ??= 'caller_disconnected';
-    tail = setTimeout(() => reply.body.destroy(), USAGE_TAIL_MS);
-  };
-  const settle = () => {
-    if (settled) return;
-    settled = true;
-    res.off('close', onCallerLeft);
-    // Every answer is charged: the provider's usage, else an estimate (docs/callers.md).
-    const raised = record.usage === null ? estimatedUsage(options.promptChars, answerText.chars) : ended ? undefined : completionAtLeastEstimated(record.usage, answerText.chars);
-    if (raised) {
-      record.usage = raised;
-      record.usageEstimated = true;
-    }
-    const description = onDescribed && reader.describe?.();
-    if (description) onDescribed(description);
-    options.onSettled();
-    // The line has the stream's outcome, usage and attempts now: it need not wait for the after-end drain.
-    releaseLine(record);
-  };
-  /** Backpressure: reading waits, its idle limit stopped, until the caller took what it was sent, or left (then reading goes on for the usage). */
-  const callerTookIt = async (): Promise<void> => {
-    clearTimeout(idle);
-    await drained(res);
-    idle = setTimeout(onIdle, idleMs);
-  };
-  /**
-   * The head and the first frames as one write, sent now, before the rest of the read is translated (corked and
-   * uncorked as a pair: an unpaired uncork breaks chunked bodies on Node 22+). Whole events only, so a key the
-   * provider quotes within one event never reaches the caller.
-   */
-  const commit = (frames: string) => {
-    committed = true;
-    record.firstEventMs = round(performance.now() - record.startedAt);
-    res.cork();
-    res.writeHead(200, STREAM_HEAD);
-    res.write(provider.redact(frames));
-    res.uncork();
-    res.on('close', onCallerLeft); // 'close' comes once; a plain listener keeps no once() wrapper while the stream is open
-    options.onCommit();
-  };
-  /** The caller's response ends with the stream, unless the caller left it. */
-  const finish = () => {
-    settle();
-    if (!left) res.end();
-  };
+export function relayStream(options: RelayOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const { provider, reply, res, routingModel, hideUsage, includeUsage, maxEventChars, record, output, holdings } = options;
+    const { onDescribed } = options;
+    const body = reply.body;
+    const described = onDescribed !== undefined;
+    const reader = options.createReader({ routingModel, providerId: provider.id, hideUsage, includeUsage, maxEventChars, maxHeldChars: maxEventChars, holdings, described });
+    /** Bytes read since the last read that completed an event: the event being read, held until it is whole. */
+    let unfinished = 0;
+    let charged = 0;
+    const chargeEvent = (bytes: number) => {
+      if (bytes > charged) holdings.take(bytes - charged);
+      else holdings.give(charged - bytes);
+      charged = bytes;
+    };
+    const idleMs = provider.table.streamIdleTimeoutMs;
+    let idleFired = false;
+    const onIdle = () => {
+      idleFired = true;
+      body.destroy();
+    };
+    let idle = setTimeout(onIdle, idleMs);
+    let ended = false;
+    let committed = false;
+    let settled = false;
+    /** The promise is settled: what the body still emits (its close after an end, a late error) changes nothing. */
+    let done = false;
+    /** The caller left a committed stream: what the provider still sends is read for its usage only (USAGE_TAIL_*). */
+    let left = false;
+    let tailBytes = 0;
+    let tail: NodeJS.Timeout | undefined;
+    /** Characters of answer text read from the provider, relayed or read after the caller left: the estimate's completion. */
+    const answerText = new AnswerTextCounter();
+    const onCallerLeft = () => {
+      if (ended || left) return;
+      left = true;
+      record.gatewayCode ??= 'caller_disconnected';
+      tail = setTimeout(() => body.destroy(), USAGE_TAIL_MS);
+    };
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      res.off('close', onCallerLeft);
+      // Every answer is charged: the provider's usage, else an estimate (docs/callers.md).
+      const raised = record.usage === null ? estimatedUsage(options.promptChars, answerText.chars) : ended ? undefined : completionAtLeastEstimated(record.usage, answerText.chars);
+      if (raised) {
+        record.usage = raised;
+        record.usageEstimated = true;
+      }
+      const description = onDescribed && reader.describe?.();
+      if (description) onDescribed(description);
+      options.onSettled();
+      // The line has the stream's outcome, usage and attempts now: it need not wait for the after-end drain.
+      releaseLine(record);
+    };
+    /** Backpressure: reading pauses, its idle limit stopped, until the caller took what it was sent, or left (then reading goes on for the usage). */
+    const readAgain = () => {
+      res.off('drain', readAgain).off('close', readAgain);
+      if (done) return;
+      idle = setTimeout(onIdle, idleMs);
+      body.resume();
+    };
+    const waitForCaller = () => {
+      body.pause();
+      clearTimeout(idle);
+      res.on('drain', readAgain).on('close', readAgain);
+    };
+    /**
+     * The head and the first frames as one write, sent now, before the rest of the read is translated (corked and
+     * uncorked as a pair: an unpaired uncork breaks chunked bodies on Node 22+). Whole events only, so a key the
+     * provider quotes within one event never reaches the caller.
+     */
+    const commit = (frames: string) => {
+      committed = true;
+      record.firstEventMs = round(performance.now() - record.startedAt);
+      res.cork();
+      res.writeHead(200, STREAM_HEAD);
+      res.write(provider.redact(frames));
+      res.uncork();
+      res.on('close', onCallerLeft); // 'close' comes once; a plain listener keeps no once() wrapper while the stream is open
+      options.onCommit();
+    };
+    /** The caller's response ends with the stream, unless the caller left it. */
+    const finish = () => {
+      settle();
+      if (!left) res.end();
+    };
+    /** The promise settles once; a body cut short is destroyed (it is not read again), a body read to its end is let go by letGoWhenDone. */
+    const close = (failure?: unknown) => {
+      done = true;
+      if (committed) settle();
+      clearTimeout(idle);
+      clearTimeout(tail);
+      if (!body.destroyed && !body.readableEnded) body.destroy();
+      if (failure === undefined) resolve();
+      else reject(failure);
+    };
 
-  // What this read has produced so far; outside the loop so that a failure partway through a read (a translator's or
-  // the inbound writer's budget running out) still sends the events translated before it, ahead of the final error
-  // event, whose numbering follows them. (An event over max_upstream_body_bytes is refused by the parser at the
-  // next read, once the events before it in its read are handed on: see SseParser.pushWithLane.)
-  let frames = '';
-  try {
-    for await (const chunk of reply.body as AsyncIterable<Buffer>) {
-      // Drain what follows the end marker so the connection can be reused, but never refresh the
-      // after-end timer: a provider that keeps sending must not keep the connection and this handler.
-      if (ended) continue;
-      idle.refresh();
-      if (left && (tailBytes += chunk.length) > USAGE_TAIL_BYTES) break;
+    // What this read has produced so far; outside the read so that a failure partway through it (a translator's or
+    // the inbound writer's budget running out) still sends the events translated before it, ahead of the final error
+    // event, whose numbering follows them. (An event over max_upstream_body_bytes is refused by the parser at the
+    // next read, once the events before it in its read are handed on: see SseParser.pushWithLane.)
+    let frames = '';
+    /** One read of the provider's body: its events translated and written to the caller as one write. True when the caller is full. */
+    const relayRead = (chunk: Buffer): boolean => {
       // Charged before it is parsed, with the copies its translation makes; given back once a read completes an event.
       unfinished += chunk.length;
       chargeEvent(unfinished * EVENT_PEAK_COPIES);
@@ -187,7 +202,7 @@ export async function relayStream(options: RelayOptions): Promise<void> {
           ended = true;
           // Keep reading briefly so a well-behaved provider's connection returns to the pool.
           clearTimeout(idle);
-          idle = setTimeout(() => reply.body.destroy(), DRAIN_AFTER_END_MS);
+          idle = setTimeout(() => body.destroy(), DRAIN_AFTER_END_MS);
           break;
         }
         if (out === '') continue;
@@ -208,15 +223,17 @@ export async function relayStream(options: RelayOptions): Promise<void> {
           finish();
         }
         frames = '';
-      } else if (frames !== '' && !left) {
-        const full = !res.write(provider.redact(frames));
-        frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
-        if (full) await callerTookIt();
+        return false;
       }
-    }
-    // A framing without an end marker (Gemini's) finishes at the end of the body, if the answer was whole.
-    const last = ended || tailBytes > USAGE_TAIL_BYTES ? undefined : reader.end();
-    if (last) {
+      if (frames === '' || left) return false;
+      const full = !res.write(provider.redact(frames));
+      frames = ''; // written: not kept (nor the read it was cut from) while the caller is slow
+      return full;
+    };
+    /** The body was read to its end: a framing without an end marker (Gemini's) finishes here, if the answer was whole. */
+    const lastStep = () => {
+      const last = reader.end();
+      if (!last) throw interrupted(provider, 'closed the stream before its end marker');
       if (last.usage) record.usage = last.usage;
       if (last.end === 'error') {
         if (!committed) throw inBandFailure(options, last);
@@ -228,63 +245,64 @@ export async function relayStream(options: RelayOptions): Promise<void> {
       if (!committed) commit(out);
       else if (out !== '' && !left) res.write(provider.redact(out));
       finish();
-    }
-    if (!ended) throw interrupted(provider, left ? 'sent no end within the usage tail' : 'closed the stream before its end marker');
-  } catch (error) {
-    if (ended) return;
-    const failure = failureOf(options, error, idleFired);
-    if (!committed) {
-      reply.body.destroy();
-      record.usage = null; // counts from an answer that never reached the caller
-      throw failure;
-    }
-    if (!res.destroyed && !left) {
-      record.gatewayCode = failure.body.gateway_code;
-      settle();
-      if (frames !== '') res.write(provider.redact(frames));
-      res.end(output.error(failure.body));
-    }
-  } finally {
-    if (committed) settle();
-    clearTimeout(idle);
-    clearTimeout(tail);
-    if (left && !ended && !reply.body.destroyed) reply.body.destroy();
-  }
-}
+    };
+    /** Why the stream broke: an uncommitted attempt rejects with it, a committed stream ends with it as its final event. */
+    const failed = (error: unknown) => {
+      if (ended) return close();
+      try {
+        const failure = failureOf(options, error, idleFired);
+        if (!committed) {
+          body.destroy();
+          record.usage = null; // counts from an answer that never reached the caller
+          return close(failure);
+        }
+        if (!res.destroyed && !left) {
+          record.gatewayCode = failure.body.gateway_code;
+          settle();
+          if (frames !== '') res.write(provider.redact(frames));
+          res.end(output.error(failure.body));
+        }
+        close();
+      } catch (thrown) {
+        close(thrown);
+      }
+    };
+    /** The body is over: read to its end, failed, or cut (destroyed without an error: the idle limit, the usage tail, a reset). */
+    const over = (error?: Error) => {
+      if (done) return;
+      if (ended) return close();
+      if (error) return failed(error);
+      if (tailBytes > USAGE_TAIL_BYTES) return failed(interrupted(provider, 'sent no end within the usage tail'));
+      if (!body.readableEnded) return failed(undefined); // failureOf says which cut
+      try {
+        lastStep();
+        close();
+      } catch (thrown) {
+        failed(thrown);
+      }
+    };
 
-/** Why the stream broke, as the gateway's error: the final event of a committed stream, else the attempt's failure. */
-function failureOf({ provider, reply, maxEventChars, stopping }: RelayOptions, error: unknown, idleFired: boolean): GatewayError {
-  if (error instanceof GatewayError) return error;
-  if (stopping()) return gatewayError('shutting_down', 'The gateway is shutting down; the answer is incomplete.', { provider: provider.id });
-  if (idleFired) {
-    return gatewayError('upstream_stream_timeout', `The provider "${provider.id}" sent nothing for ${provider.table.streamIdleTimeoutMs} ms (stream_idle_timeout_ms).`, {
-      provider: provider.id,
+    body.on('data', (chunk: Buffer) => {
+      // Drain what follows the end marker so the connection can be reused, but never refresh the
+      // after-end timer: a provider that keeps sending must not keep the connection and this handler.
+      if (done || ended) return;
+      idle.refresh();
+      if (left && (tailBytes += chunk.length) > USAGE_TAIL_BYTES) {
+        body.destroy();
+        return over();
+      }
+      let full: boolean;
+      try {
+        full = relayRead(chunk);
+      } catch (error) {
+        return failed(error);
+      }
+      if (full) waitForCaller();
     });
-  }
-  if (error instanceof StreamsFullError) {
-    reply.body.destroy();
-    return gatewayError('overloaded', `The streams in flight hold as much as the gateway's memory allows (MAX_STREAM_BYTES_IN_FLIGHT); send the request again.`, {
-      provider: provider.id,
-      headers: { 'retry-after': '1' },
-    });
-  }
-  if (error instanceof EventTooLargeError || error instanceof StreamLimitError) {
-    reply.body.destroy();
-    const what = error instanceof StreamLimitError ? error.what : `sent an event larger than ${maxEventChars} characters`;
-    // (StreamLimitError's `what` completes the same sentence.)
-    return gatewayError('invalid_upstream_response', `The provider "${provider.id}" ${what}.`, { provider: provider.id });
-  }
-  return interrupted(provider, 'broke the connection mid-stream');
-}
-
-/** An error event before the first event: the provider's failure as the HTTP status it stands for, through the error rules. */
-function inBandFailure({ provider, reply, errors }: RelayOptions, step: StreamStep): GatewayError {
-  const status = step.failure?.status ?? 500;
-  const message = step.failure?.details.message ?? `The provider "${provider.id}" reported an error before its first event.`;
-  const rule = findErrorRule(provider.table.errors, errors, status);
-  return providerError(provider.id, status, reply.headers, { message, code: step.failure?.details.code ?? null }, rule);
-}
-
-function interrupted(provider: RuntimeProvider, what: string): GatewayError {
-  return gatewayError('upstream_stream_interrupted', `The provider "${provider.id}" ${what}; the answer is incomplete.`, { provider: provider.id });
+    // A read to the end, an error (an abort's reason among them), or a destroy without one (the idle limit, the usage tail): a cut.
+    body.on('end', () => over());
+    body.on('error', over);
+    body.on('close', () => over());
+    if (body.destroyed) over(body.errored ?? undefined);
+  });
 }

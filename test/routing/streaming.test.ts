@@ -280,6 +280,44 @@ t.test('a slow caller makes the gateway stop reading (backpressure), and that pa
   t.ok(events.count > 1000);
 });
 
+t.test('a drain past its grace while the gateway waits for a slow caller: the caller, reading late, gets every event taken, then shutting_down', async (t) => {
+  const event = sseBody([chunk('model', { content: 'y'.repeat(1000) })], { done: false });
+  let providerBlocked!: () => void;
+  const blocked = new Promise<void>((resolve) => (providerBlocked = resolve));
+  const { gateway } = await withStream(t, async (res) => {
+    startEventStream(res);
+    // Write until the gateway stops taking data: it waits for the caller, who reads nothing.
+    for (let written = 0; written < 40_000_000 && !res.destroyed; written += event.length) {
+      if (res.write(event)) continue;
+      providerBlocked();
+      await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+  });
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(`${gateway.origin}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'slow-drain' } }, (res) => {
+      res.pause();
+      void blocked
+        .then(() => gateway.drain(100))
+        .then(({ forcedStops }) => {
+          t.equal(forcedStops, 1, 'the drain stopped the stream');
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (piece: string) => (body += piece));
+          res.on('end', () => resolve(body));
+          res.resume();
+        });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(ask));
+  });
+  const frames = text.split('\n\n').filter(Boolean);
+  t.ok(frames.length > 1, `${frames.length} frames`);
+  t.ok(frames.slice(0, -1).every((frame) => frame.startsWith('data: {"id"') && frame.includes('"content":"yyy')), 'every frame before the last is a whole content event');
+  t.match(JSON.parse(frames.at(-1)!.slice('data: '.length)), { error: { gateway_code: 'shutting_down', provider: 'mock' } });
+  t.match(await gateway.requestLog('slow-drain'), { gateway_code: 'shutting_down', status: 200 });
+  t.same(gateway.tracked(), { inFlight: 0, stopHooks: 0 }, 'the gateway tracks nothing');
+});
+
 /** A provider that streams as OpenAI does with include_usage: usage null on every chunk, then a usage-only chunk. */
 function usageAwareProvider(res: ServerResponse, body: string) {
   const request = JSON.parse(body) as { stream_options?: { include_usage?: boolean } };
