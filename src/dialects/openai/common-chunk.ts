@@ -42,6 +42,8 @@ export interface CommonOpening {
   /** The opening as the data line that carries it starts. */
   readonly line: string;
   readonly rewritten: string;
+  /** The frame a common chunk's rest completes: `data: ` and the rewritten opening, made once per stream, not per event. */
+  readonly framed: string;
   /** The opening holds a line break (the event came as several data lines). */
   readonly multiline: boolean;
   /** The answer text in the rewritten opening: 0, or NaN (not counted) when it holds a text field (chunks of no provider we know). */
@@ -74,8 +76,9 @@ export function countedOrUndefined(chars: number): number | undefined {
  * search from a key's opening quote, each value walked to its closing quote), or NaN when it cannot be sure.
  * A chunk with a finish reason is not common in a stream that is described: translate notes it (when it is
  * pulled: the lane runs ahead of the caller, over events that may come after the stream's end).
+ * `framed`: `end` is followed by the frame's blank line (`\n\n`), which the rest then ends with, as one slice.
  */
-export function restOfCommonChunk(text: string, openingEnd: number, end: number, hideUsage: boolean, scan: RestScan): string | undefined {
+export function restOfCommonChunk(text: string, openingEnd: number, end: number, hideUsage: boolean, scan: RestScan, framed = false): string | undefined {
   const pattern = SCANNED;
   // A rest that opens with a colon could make a field of the opening's last string (not JSON): left to the engine's count.
   if (text.charCodeAt(openingEnd) === COLON) scan.chars = NaN;
@@ -90,7 +93,8 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
     if (before >= LOWERCASE_A && before <= LOWERCASE_Z) {
       // "model", "error" or "usage". Usage is common only as `,"usage":null}` closing the event.
       if (at !== end - USAGE_NULL_AFTER_KEY || text.slice(end - USAGE_NULL_END.length, end) !== USAGE_NULL_END) return undefined;
-      return hideUsage ? `${text.slice(openingEnd, end - USAGE_NULL_END.length)}}` : text.slice(openingEnd, end);
+      if (hideUsage) return text.slice(openingEnd, end - USAGE_NULL_END.length) + (framed ? '}\n\n' : '}');
+      break;
     }
     // A field and its string value's opening quote: a finish reason, else answer text.
     const { value } = scan;
@@ -105,7 +109,7 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
     else if (scan.described) return undefined;
     pattern.lastIndex = close + 1;
   }
-  return text.slice(openingEnd, end);
+  return text.slice(openingEnd, framed ? end + 2 : end);
 }
 
 /**
@@ -180,7 +184,7 @@ export function rewriteCommonChunk(data: string, encodedModel: string, hideUsage
 function openingOf(data: string, span: Span, encodedModel: string): CommonOpening {
   const text = Buffer.from(data.slice(0, span.end)).toString();
   const rewritten = text.slice(0, span.start) + encodedModel;
-  return { text, line: DATA_FIELD + text, rewritten, multiline: text.includes('\n'), textChars: TEXT_FIELD.test(rewritten) ? NaN : 0 };
+  return { text, line: DATA_FIELD + text, rewritten, framed: DATA_FIELD + rewritten, multiline: text.includes('\n'), textChars: TEXT_FIELD.test(rewritten) ? NaN : 0 };
 }
 
 /** Where `"model"` and `"usage"` stand when each appears at most once (-1: absent or repeated), and whether `"error"` appears. */

@@ -43,7 +43,7 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
         if (rest !== undefined) {
           if (opening.multiline || rest.includes('\n')) return { frames: sseData(opening.rewritten + rest) };
           // Built in one go: sseData would flatten the joined string only to look for a line break.
-          return { frames: `${DATA_FIELD}${opening.rewritten}${rest}\n\n`, textChars: countedOrUndefined(chunkScan.chars) };
+          return { frames: `${opening.framed}${rest}\n\n`, textChars: countedOrUndefined(chunkScan.chars) };
         }
       }
       // Not a common chunk: the first, one with a finish reason in a described stream, usage, an error.
@@ -79,7 +79,7 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
     lane: {
       take(text, at) {
         if (opening === undefined || opening.multiline) return undefined;
-        const { line, rewritten } = opening;
+        const { line, framed } = opening;
         let frames = '';
         let pos = at;
         let textChars = 0;
@@ -89,9 +89,9 @@ export function createOpenAIStreamTranslator(context: StreamContext | StreamRead
           // Complete, one data line, not larger than the parser allows: else the parser has it.
           if (lf < 0 || text.charCodeAt(lf + 1) !== 0x0a || lf - pos - DATA_FIELD.length > maxEventChars) break;
           chunkScan.chars = opening.textChars;
-          const rest = restOfCommonChunk(text, pos + line.length, lf, hideUsage, chunkScan);
+          const rest = restOfCommonChunk(text, pos + line.length, lf, hideUsage, chunkScan, true);
           if (rest === undefined) break;
-          frames += `${DATA_FIELD}${rewritten}${rest}\n\n`;
+          frames += framed + rest;
           textChars += chunkScan.chars;
           pos = lf + 2;
         }
