@@ -4,7 +4,7 @@ import type { ErrorRuleSet } from '../generated/types/route-tables.js';
 import { releaseLine, round, type RequestRecord } from '../observe/request-log.js';
 import { AnswerTextCounter, completionAtLeastEstimated, estimatedUsage } from '../observe/usage-estimate.js';
 import type { RuntimeProvider } from './runtime-providers.js';
-import type { AnswerDescription, StreamReader, StreamReaderContext } from '../dialects/dialect.js';
+import type { AnswerDescription, StreamReader, StreamReaderContext, StreamStep } from '../dialects/dialect.js';
 import type { StreamFrames } from './answer-writer.js';
 import type { UpstreamReply } from './upstream.js';
 import { failureOf, inBandFailure, interrupted } from './stream-failure.js';
@@ -174,6 +174,17 @@ export function relayStream(options: RelayOptions): Promise<void> {
       else reject(failure);
     };
 
+    /** What every step carries: its usage, an in-band error (thrown before the commit), its answer text; returns the caller's frames of it. */
+    const take = (step: StreamStep): string => {
+      if (step.usage) record.usage = step.usage;
+      if (step.end === 'error') {
+        if (!committed) throw inBandFailure(options, step);
+        if (!left) record.gatewayCode = 'provider_stream_error';
+      }
+      if (step.frames !== '') answerText.add(step.frames, step.textChars);
+      // After the caller left, only the usage and the end matter.
+      return step.frames === '' || left ? '' : output.frames(step.frames);
+    };
     // What this read has produced so far; outside the read so that a failure partway through it (a translator's or
     // the inbound writer's budget running out) still sends the events translated before it, ahead of the final error
     // event, whose numbering follows them. (An event over max_upstream_body_bytes is refused by the parser at the
@@ -189,14 +200,7 @@ export function relayStream(options: RelayOptions): Promise<void> {
       reader.push(chunk);
       for (let step = reader.next(); step !== undefined; step = reader.next()) {
         unfinished = 0;
-        if (step.usage) record.usage = step.usage;
-        if (step.end === 'error') {
-          if (!committed) throw inBandFailure(options, step);
-          if (!left) record.gatewayCode = 'provider_stream_error';
-        }
-        if (step.frames !== '') answerText.add(step.frames, step.textChars);
-        // After the caller left, only the usage and the end matter.
-        const out = step.frames === '' || left ? '' : output.frames(step.frames);
+        const out = take(step);
         if (step.end || (!left && output.finished?.())) {
           frames += out;
           ended = true;
@@ -234,13 +238,7 @@ export function relayStream(options: RelayOptions): Promise<void> {
     const lastStep = () => {
       const last = reader.end();
       if (!last) throw interrupted(provider, 'closed the stream before its end marker');
-      if (last.usage) record.usage = last.usage;
-      if (last.end === 'error') {
-        if (!committed) throw inBandFailure(options, last);
-        if (!left) record.gatewayCode = 'provider_stream_error';
-      }
-      if (last.frames !== '') answerText.add(last.frames, last.textChars);
-      const out = last.frames === '' || left ? '' : output.frames(last.frames);
+      const out = take(last);
       ended = true;
       if (!committed) commit(out);
       else if (out !== '' && !left) res.write(provider.redact(out));
