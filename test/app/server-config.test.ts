@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { CONFIG_DEFAULTS, ConfigError, defaultListenBacklog, isLoopback, readServerConfig } from '../../src/server-config.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 t.test('defaults: loopback, port 8080, anonymous, keep-alive longer than a load balancer idle timeout', async (t) => {
   const config = readServerConfig({});
@@ -17,7 +17,7 @@ t.test('GATEWAY_API_KEYS is comma-separated, trimmed', async (t) => {
 });
 
 t.test('GATEWAY_API_KEYS_FILE: one key per line, comments and blank lines ignored, CRLF and spaces trimmed', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+  const dir = tempDir('gw-keys');
   const file = join(dir, 'keys');
   writeFileSync(file, '# ops keys\r\n  key-one  \r\n\r\nkey-two\n   # old key removed\nkey-three');
   t.same(readServerConfig({ GATEWAY_API_KEYS_FILE: file }).callerKeys, ['key-one', 'key-two', 'key-three']);
@@ -44,7 +44,7 @@ t.test('bad values are refused with the variable named', async (t) => {
 });
 
 t.test('caller keys configured but none usable is a start-up error that says so, on any HOST', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-keys-'));
+  const dir = tempDir('gw-keys');
   const empty = join(dir, 'empty');
   writeFileSync(empty, '');
   const commentsOnly = join(dir, 'comments-only');

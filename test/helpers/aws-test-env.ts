@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp-dir.js';
 
 /**
  * Every AWS test runs with this: no instance metadata (169.254.169.254 is never a target here), and empty shared
@@ -8,9 +8,7 @@ import { join } from 'node:path';
  * process.env at once (the AWS SDK's credential chain reads process.env, not the gateway's env option).
  */
 export function isolateAwsEnv(): { readonly dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'aws-test-'));
-  // One test file is one process: its empty files go with it (every run used to leave a folder per AWS test file).
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir('aws-test');
   const credentials = join(dir, 'credentials');
   const config = join(dir, 'config');
   writeFileSync(credentials, '');

@@ -1,16 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
+import { isolateAwsEnv } from './aws-test-env.js';
 import { startGateway } from './gateway.js';
 import { PROVIDER_KEY } from './gateway.js';
 import { startMockBedrock, type BedrockAnswer, type BedrockCall, type MockBedrockOptions } from './mock-bedrock.js';
 
 // No test reaches AWS: no instance metadata, no credential files, every provider pointed at a mock.
-const empty = mkdtempSync(join(tmpdir(), 'bedrock-test-'));
-writeFileSync(join(empty, 'credentials'), '');
-writeFileSync(join(empty, 'config'), '');
-Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: join(empty, 'credentials'), AWS_CONFIG_FILE: join(empty, 'config') });
+isolateAwsEnv();
 
 /** Routes for the bedrock-dialect tests: Bedrock with an API key on the mock (never amazonaws.com), an openai fallback. */
 export const BEDROCK_ROUTES = `version: 1

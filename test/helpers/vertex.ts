@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp-dir.js';
 
 /** Vertex AI's path for a project and region; the tests put a Gemini mock behind it. */
 export const VERTEX_PATH = '/v1/projects/demo-project/locations/us-central1/publishers/google';
@@ -22,7 +22,7 @@ errors:
 
 /** A service-account key file (for GOOGLE_APPLICATION_CREDENTIALS) with this private key, whose token_uri is `tokenUri`. */
 export function serviceAccountKeyFile(privateKey: KeyObject, tokenUri: string): string {
-  const keyFile = join(mkdtempSync(join(tmpdir(), 'gemini-sa-')), 'service-account.json');
+  const keyFile = join(tempDir('gemini-sa'), 'service-account.json');
   writeFileSync(keyFile, JSON.stringify({
     type: 'service_account', project_id: 'demo-project', private_key_id: 'key-1', client_email: 'gateway@demo-project.iam.gserviceaccount.com',
     private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }), token_uri: tokenUri,

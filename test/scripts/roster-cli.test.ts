@@ -1,14 +1,14 @@
 // `npm run --silent roster`: the routing strings, one per line, for a chat UI's static model list; --caller NAME
 // those the caller may use (`*` patterns expanded); --json with provider, kind and deprecation.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'roster-'));
+const dir = tempDir('roster');
 const file = join(dir, 'routes.yaml');
 writeFileSync(
   file,

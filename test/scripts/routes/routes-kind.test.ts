@@ -2,12 +2,12 @@
 // that model's line otherwise, nothing generated), no other value, no chat-only key, no fallback of another kind;
 // the shipped roster has an embedding model on openai and on google.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { compileRoutes } from '../../../scripts/routes/compile-routes.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -42,7 +42,7 @@ function run(script: string, file: string): Promise<{ code: number | null; stdou
 }
 
 t.test('kind: embedding on an anthropic provider: check and build fail at the line, nothing generated', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'routes-kind-'));
+  const dir = tempDir('routes-kind');
   const file = join(dir, 'routes.yaml');
   writeFileSync(file, routes('  claude/embed: { max_output_tokens: 10, kind: embedding }\n  oai/embed: { kind: embedding }\n'));
   for (const script of ['check.ts', 'build.ts']) {
