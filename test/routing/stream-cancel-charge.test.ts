@@ -11,7 +11,7 @@ import { parseExposition, valueOf } from '../helpers/prometheus.js';
 import { SPAN_KIND } from '../helpers/otlp-receiver.js';
 import { cancelAfterFirstEvent as cancelStream, requestLine, tracedToReceiver } from '../helpers/cancelled-stream.js';
 import type { Telemetry } from '../../src/trace/telemetry.js';
-import { USAGE_TAIL_MS } from '../../src/routing/relay-stream.js';
+import { USAGE_TAIL_MS } from '../../src/routing/stream/relay-options.js';
 import { AnswerTextCounter, EXACT_SCAN_CHARS, answerTextChars, estimateTokens } from '../../src/observe/usage-estimate.js';
 
 t.setTimeout(120_000);

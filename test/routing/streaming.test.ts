@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { envelopeOf, GATEWAY_ROUTES, startGateway } from '../helpers/gateway.js';
 import { sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
 import { bytePieces, chunk, readDataEvents, sseBody, startEventStream, writeInPieces } from '../helpers/sse-upstream.js';
-import { USAGE_TAIL_MS } from '../../src/routing/relay-stream.js';
+import { USAGE_TAIL_MS } from '../../src/routing/stream/relay-options.js';
 
 const ask = { model: 'mock/gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true };
 

@@ -1,13 +1,13 @@
-import type { StreamStep } from '../dialects/dialect.js';
-import { StreamLimitError, StreamsFullError } from '../dialects/stream-budget.js';
-import type { ErrorRuleSet } from '../generated/types/route-tables.js';
-import { EventTooLargeError } from '../wire/event-too-large.js';
-import { gatewayError, GatewayError } from '../wire/gateway-error.js';
-import { findErrorRule, providerError } from '../wire/provider-error.js';
-import type { RuntimeProvider } from './runtime-providers.js';
-import type { UpstreamReply } from './upstream.js';
+import type { StreamStep } from '../../dialects/dialect.js';
+import { StreamLimitError, StreamsFullError } from '../../dialects/stream-budget.js';
+import type { ErrorRuleSet } from '../../generated/types/route-tables.js';
+import { EventTooLargeError } from '../../wire/event-too-large.js';
+import { gatewayError, GatewayError } from '../../wire/gateway-error.js';
+import { findErrorRule, providerError } from '../../wire/provider-error.js';
+import type { RuntimeProvider } from '../runtime-providers.js';
+import type { UpstreamReply } from '../upstream.js';
 
-/** What a stream's failure is told of its attempt (relay-stream.ts's options hold it). */
+/** What a stream's failure is told of its attempt (relay-options.ts's RelayOptions hold it). */
 export interface StreamFailureContext {
   readonly provider: RuntimeProvider;
   readonly reply: UpstreamReply;
