@@ -1,8 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Request, RequestHandler, Response } from 'express';
-import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type CounterConfiguration, type Metric } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, type CounterConfiguration, type Metric } from 'prom-client';
 import { pricedUsage, type RequestRecord } from './request-log.js';
 import { CounterTally, HistogramTally } from './tallies.js';
+import { registerProcessMetrics } from './process-metrics.js';
 
 /**
  * Prometheus metrics of one gateway, read from the same record as the request's log line.
@@ -89,7 +90,7 @@ export function createMetrics(options: MetricsOptions): GatewayMetrics {
   // In a worker, an AggregatorRegistry answers the primary's requests for this registry's figures.
   const registry = options.clusterWorker ? new AggregatorRegistry() : new Registry();
   if (options.clusterWorker) AggregatorRegistry.setRegistries(registry);
-  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics) registerProcessMetrics(registry);
   const registers = [registry];
   // Per-request series are tallies (tallies.ts): prom-client reads them at scrape time only.
   const tally = <T extends CounterTally | HistogramTally>(metric: T): T => {
