@@ -12,6 +12,7 @@ import type { RouteTables } from './generated/types/route-tables.js';
 import { batchedLogOutput, type LogOutput } from './observe/log-destination.js';
 import { prettyDestination, resolveLogFormat } from './observe/log-format.js';
 import { ConfigError, readServerConfig, type ServerConfig } from './server-config.js';
+import { workerExecArgv } from './worker-node-options.js';
 import type { Telemetry } from './trace/telemetry.js';
 
 /** How long a stopping gateway waits for queued spans to reach the collector. */
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     // of every connection (Node's default on Linux, round-robin, has the primary accept each one and pass it over IPC).
     // During a reload the new and the old worker share the socket until the old one closes its copy.
     if (config.workers === 1 && !process.env['NODE_CLUSTER_SCHED_POLICY']) cluster.schedulingPolicy = cluster.SCHED_NONE;
+    cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv, process.env['NODE_OPTIONS']) });
     runClusterPrimary({
       workers: config.workers,
       shutdownGraceMs: config.shutdownGraceMs,

@@ -1,8 +1,9 @@
 import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { startMockUpstream } from '../helpers/mock-upstream.js';
-import { runServerExpectingExit, startServerProcess, streamUnderWay } from './server-process.js';
+import { runServerExpectingExit, SERVER, startServerProcess, streamUnderWay } from './server-process.js';
 import { chunk, sseBody, startEventStream } from '../helpers/sse-upstream.js';
 
 const streamAsk = JSON.stringify({ model: 'local/llama3.2', messages: [{ role: 'user', content: 'count slowly' }], stream: true });
@@ -92,4 +93,23 @@ t.test('a caller trickling its body loses its socket within seconds', async (t) 
     });
   });
   t.ok(closedAfter < 5000, `closed after ${closedAfter} ms`);
+});
+
+/** The node options a running worker was started with (its command line less the script). */
+async function workerOptions(nodeArgs: readonly string[]): Promise<string[]> {
+  const server = await startServerProcess({}, [...nodeArgs, SERVER]);
+  try {
+    const { pid } = (await (await fetch(`${server.origin}/health`)).json()) as { pid: number };
+    t.not(pid, server.child.pid, 'the worker answers /health, not the primary');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part.startsWith('--'));
+  } finally {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+}
+
+// (NODE_OPTIONS is checked in test/app/worker-node-options.test.ts: tap sets its own in every process it starts.)
+t.test("the worker's young generation is capped at 16 MiB, unless node's arguments size it", async (t) => {
+  t.same(await workerOptions([]), ['--max-semi-space-size=16'], 'capped by default');
+  t.same(await workerOptions(['--max-semi-space-size=32']), ['--max-semi-space-size=32'], 'the operator decides: the primary’s own option, passed on');
 });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { compileRoutes } from '../../scripts/routes/compile-routes.js';
 
-const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
+export const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
 
 export interface ServerProcess {
   readonly child: ChildProcess;
