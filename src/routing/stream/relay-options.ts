@@ -13,6 +13,8 @@ import type { UpstreamReply } from '../upstream.js';
  */
 export const USAGE_TAIL_MS = 5000;
 export const USAGE_TAIL_BYTES = 1024 * 1024;
+
+/** What relayStream is given for one stream: the attempt's provider and reply, the caller's response, and its hooks. */
 export interface RelayOptions {
   readonly provider: RuntimeProvider;
   readonly reply: UpstreamReply;
