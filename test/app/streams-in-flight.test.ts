@@ -1,13 +1,12 @@
 // Issue 34, items 1 and 3, in process: what all streams hold at once is bounded (MAX_STREAM_BYTES_IN_FLIGHT), the
 // stream that would pass the bound ends with overloaded while the others go on; a Responses stream keeps only its
 // bounded echo of the request, charged to MAX_BODY_BYTES_IN_FLIGHT until it ends.
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import t from 'tap';
 import { ConfigError, defaultStreamBytesInFlight, readServerConfig } from '../../src/server-config.js';
 import { MAX_ECHO_CHARS } from '../../src/endpoints/responses/response-object.js';
 import { PROVIDER_KEY, startGateway } from '../helpers/gateway.js';
-import { sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
+import { drainedOrClosed, sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
 import { startEventStream } from '../helpers/sse-upstream.js';
 
 const MiB = 1024 * 1024;
@@ -29,7 +28,7 @@ const RECORD_TAIL = '"}]},"index":0,"finishReason":"STOP"}]}\r\n\r\n';
 /** Writes `text` as fast as the reader takes it; false when the reader let go first. */
 async function write(res: ServerResponse, text: string): Promise<boolean> {
   if (res.destroyed) return false;
-  if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  if (!res.write(text)) await drainedOrClosed(res);
   return !res.destroyed;
 }
 
