@@ -2,10 +2,12 @@
 // time (a probe on a fresh connection every 250 ms, as a load balancer's would come), and the event loop's lag
 // p99 inside the serving worker, read from what the gateway already exports on /metrics
 // (nodejs_eventloop_lag_p99_seconds, prom-client's monitorEventLoopDelay, reset at each scrape): a scrape each
-// second gives the p99 of each second. The probes run in the orchestrator; its own delays count against the gateway.
+// second gives the p99 of each second, and with each scrape the worker's threads' times (thread-times.ts), so the
+// worst second says where its time went. The probes run in the orchestrator; its own delays count against the gateway.
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { percentile } from './proc-stats.js';
+import { threadTimes, threadTimesBetween, type ThreadTimes } from './thread-times.js';
 
 export interface GatewayWatch {
   readonly healthP50Ms: number;
@@ -18,6 +20,8 @@ export interface GatewayWatch {
   readonly lagP99MedianMs: number;
   readonly lagP99WorstMs: number;
   readonly lagSeconds: number;
+  /** The worker's threads in the second of the worst lag (thread-times.ts): why the loop was late; null without schedstat. */
+  readonly worstSecondThreads: ThreadTimes | null;
   /** The worker's memory at the last scrape (prom-client's process metrics), bytes: what its RSS is made of. */
   readonly memory: WorkerMemory | null;
 }
@@ -66,11 +70,12 @@ function get(url: string): Promise<{ ms: number; body: string } | null> {
   });
 }
 
-/** Starts watching the gateway at `origin`; `stop()` ends it and gives the figures. */
-export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } {
+/** Starts watching the gateway at `origin`, whose serving worker is `workerPid`; `stop()` ends it and gives the figures. */
+export function watchGateway(origin: string, workerPid: number): { stop(): Promise<GatewayWatch> } {
   let running = true;
   const health: number[] = [];
   const lags: number[] = [];
+  let worstSecondThreads: ThreadTimes | null = null;
   let failures = 0;
   let memory: WorkerMemory | null = null;
   const probing = (async () => {
@@ -83,11 +88,17 @@ export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } 
   })();
   const scraping = (async () => {
     await get(`${origin}/metrics`); // resets the histogram: what came before the watch is not counted
+    let threadsBefore = threadTimes(workerPid);
     while (running) {
       await sleep(SCRAPE_EVERY_MS);
       const answer = await get(`${origin}/metrics`);
+      const threadsNow = threadTimes(workerPid);
       const seconds = answer ? Number(LAG.exec(answer.body)?.[1]) : Number.NaN;
-      if (Number.isFinite(seconds)) lags.push(seconds * 1000);
+      if (Number.isFinite(seconds)) {
+        if (lags.every((lag) => lag < seconds * 1000)) worstSecondThreads = threadsBefore && threadsNow && threadTimesBetween(threadsBefore, threadsNow);
+        lags.push(seconds * 1000);
+      }
+      threadsBefore = threadsNow;
       if (answer) memory = workerMemory(answer.body) ?? memory;
     }
   })();
@@ -106,6 +117,7 @@ export function watchGateway(origin: string): { stop(): Promise<GatewayWatch> } 
         lagP99MedianMs: percentile(sortedLags, 50),
         lagP99WorstMs: sortedLags.at(-1) ?? Number.NaN,
         lagSeconds: lags.length,
+        worstSecondThreads,
         memory,
       };
     },

@@ -145,7 +145,7 @@ async function measure(name: TargetName, requested: number, withHeap = false): P
   const body = JSON.stringify({ model: target.model, messages: promptMessages(PROMPT_BYTES), stream: true, stream_options: { include_usage: true }, max_tokens: events });
   const prompt = PROMPT_BYTES > 0 ? `, prompts of ${body.length} bytes` : '';
   process.stderr.write(`bench:streams: ${name}${withHeap ? ' (heap snapshots)' : ''}, ${streams} streams of ${events} chunks (one per ${PACE_MS} ms)${prompt}, opening ${OPEN_PER_SECOND}/s… `);
-  const watch = target.origin ? watchGateway(target.origin) : null;
+  const watch = target.origin ? watchGateway(target.origin, target.pid) : null;
   loads.forEach((load, i) => {
     const share = Math.floor(streams / loadCount) + (i < streams % loadCount ? 1 : 0);
     load.send({ type: 'open', url: target.url, body, headers: CALLER_HEADERS, streams: share, perSecond: OPEN_PER_SECOND / loadCount, events, localAddress: `127.0.0.${2 + i}` });
