@@ -1,5 +1,5 @@
 // bench:streams' reading of where a worker's threads spent their time (scripts/bench/thread-times.ts), on a real
-// child process: a second of CPU on its main thread is the main thread's, not its other threads'.
+// child process: 300 ms of CPU spun on its main thread are read as the main thread's, not its other threads'.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import t from 'tap';
