@@ -82,9 +82,11 @@ export function watchGateway(origin: string, workerPid: number): { stop(): Promi
   let running = true;
   const health: number[] = [];
   const lags: number[] = [];
+  let worstLagMs = -Infinity;
   let worstSecondThreads: ThreadTimes | null = null;
   let failures = 0;
   let memory: WorkerMemory | null = null;
+  let slowestProbeMs = -Infinity;
   let slowestProbeOwnLagMs = Number.NaN;
   const ownLag = monitorEventLoopDelay({ resolution: 10 });
   ownLag.enable();
@@ -92,7 +94,7 @@ export function watchGateway(origin: string, workerPid: number): { stop(): Promi
     while (running) {
       ownLag.reset();
       const answer = await get(`${origin}/health`);
-      if (answer && health.every((ms) => ms < answer.ms)) slowestProbeOwnLagMs = ownLag.max / 1e6;
+      if (answer && answer.ms > slowestProbeMs) [slowestProbeMs, slowestProbeOwnLagMs] = [answer.ms, ownLag.max / 1e6];
       if (answer) health.push(answer.ms);
       else failures++;
       await sleep(HEALTH_EVERY_MS);
@@ -106,9 +108,10 @@ export function watchGateway(origin: string, workerPid: number): { stop(): Promi
       const answer = await get(`${origin}/metrics`);
       const threadsNow = threadTimes(workerPid);
       const seconds = answer ? Number(LAG.exec(answer.body)?.[1]) : Number.NaN;
-      if (Number.isFinite(seconds)) {
-        if (lags.every((lag) => lag < seconds * 1000)) worstSecondThreads = threadsBefore && threadsNow && threadTimesBetween(threadsBefore, threadsNow);
-        lags.push(seconds * 1000);
+      if (Number.isFinite(seconds)) lags.push(seconds * 1000);
+      if (seconds * 1000 > worstLagMs) {
+        worstLagMs = seconds * 1000;
+        worstSecondThreads = threadsBefore && threadsNow && threadTimesBetween(threadsBefore, threadsNow);
       }
       threadsBefore = threadsNow;
       if (answer) memory = workerMemory(answer.body) ?? memory;

@@ -6,7 +6,8 @@ import t from 'tap';
 import { ConfigError, defaultStreamBytesInFlight, readServerConfig } from '../../src/server-config.js';
 import { MAX_ECHO_CHARS } from '../../src/endpoints/responses/response-object.js';
 import { PROVIDER_KEY, startGateway } from '../helpers/gateway.js';
-import { drainedOrClosed, sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
+import { drained } from '../../scripts/bench/drained.js';
+import { sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
 import { startEventStream } from '../helpers/sse-upstream.js';
 
 const MiB = 1024 * 1024;
@@ -28,7 +29,7 @@ const RECORD_TAIL = '"}]},"index":0,"finishReason":"STOP"}]}\r\n\r\n';
 /** Writes `text` as fast as the reader takes it; false when the reader let go first. */
 async function write(res: ServerResponse, text: string): Promise<boolean> {
   if (res.destroyed) return false;
-  if (!res.write(text)) await drainedOrClosed(res);
+  if (!res.write(text)) await drained(res);
   return !res.destroyed;
 }
 

@@ -86,14 +86,3 @@ export function completionBody(upstreamModel: string, content = 'Hello there!') 
     service_tier: 'default',
   };
 }
-
-/** Resolves once `res` takes writes again (drain) or has closed, leaving no listener behind: a provider writing megabytes waits many times. */
-export function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done).off('close', done);
-      resolve();
-    };
-    res.on('drain', done).on('close', done);
-  });
-}

@@ -96,7 +96,7 @@ t.test('a caller trickling its body loses its socket within seconds', async (t) 
 });
 
 /** The node options a running worker was started with (its command line less the script). */
-async function workerOptions(nodeArgs: readonly string[]): Promise<string[]> {
+async function workerOptions(t: Test, nodeArgs: readonly string[]): Promise<string[]> {
   const server = await startServerProcess({}, [...nodeArgs, SERVER]);
   try {
     const { pid } = (await (await fetch(`${server.origin}/health`)).json()) as { pid: number };
@@ -110,6 +110,6 @@ async function workerOptions(nodeArgs: readonly string[]): Promise<string[]> {
 
 // (NODE_OPTIONS is checked in test/app/worker-node-options.test.ts: tap sets its own in every process it starts.)
 t.test("the worker's young generation is capped at 16 MiB, unless node's arguments size it", async (t) => {
-  t.same(await workerOptions([]), ['--max-semi-space-size=16'], 'capped by default');
-  t.same(await workerOptions(['--max-semi-space-size=32']), ['--max-semi-space-size=32'], 'the operator decides: the primary’s own option, passed on');
+  t.same(await workerOptions(t, []), ['--max-semi-space-size=16'], 'capped by default');
+  t.same(await workerOptions(t, ['--max-semi-space-size=32']), ['--max-semi-space-size=32'], 'the operator decides: the primary’s own option, passed on');
 });

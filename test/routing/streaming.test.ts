@@ -3,7 +3,8 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { envelopeOf, GATEWAY_ROUTES, startGateway } from '../helpers/gateway.js';
-import { drainedOrClosed, sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
+import { drained } from '../../scripts/bench/drained.js';
+import { sendJson, startMockUpstream } from '../helpers/mock-upstream.js';
 import { bytePieces, chunk, readDataEvents, sseBody, startEventStream, writeInPieces } from '../helpers/sse-upstream.js';
 import { USAGE_TAIL_MS } from '../../src/routing/stream/relay-options.js';
 
@@ -290,7 +291,7 @@ t.test('a drain past its grace while the gateway waits for a slow caller: the ca
     for (let written = 0; written < 40_000_000 && !res.destroyed; written += event.length) {
       if (res.write(event)) continue;
       providerBlocked();
-      await drainedOrClosed(res);
+      await drained(res);
     }
   });
   const text = await new Promise<string>((resolve, reject) => {
