@@ -2,12 +2,14 @@
 // A local mock provider streams 1,000 OpenAI chunks per request; the gateway runs as `node dist/server.js`
 // in its own process; its CPU time (from /proc) over many streams, divided by the events relayed,
 // is the cost per event. The provider's and the client's CPU are not counted.
+// BENCH_OBFUSCATION=1 pads each chunk as OpenAI does (after its usage) unless a caller turns it off.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { startGatewayProcess } from './gateway-process.js';
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 1000);
+const PADDED = process.env['BENCH_OBFUSCATION'] === '1';
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 300);
 const WARMUP = 30;
 const CONCURRENCY = 4;
@@ -24,6 +26,7 @@ function streamBody(events: number, withUsage: boolean): Buffer {
       system_fingerprint: 'fp_bench',
       choices: [{ index: 0, delta: { content: ` token${i}` }, logprobs: null, finish_reason: null }],
       ...(withUsage ? { usage: null } : {}),
+      ...(PADDED ? { obfuscation: 'UrWxwbIG'.slice(0, i % 9) } : {}),
     };
     frames.push(`data: ${JSON.stringify(chunk)}\n\n`);
   }
@@ -76,6 +79,6 @@ provider.close();
 
 const eventsRelayed = STREAMS * (EVENTS + 1);
 console.log(`machine: ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}`);
-console.log(`streams: ${STREAMS} x ${EVENTS} events (+[DONE]), concurrency ${CONCURRENCY}, ${(elapsedMs / 1000).toFixed(1)} s`);
+console.log(`streams: ${STREAMS} x ${EVENTS} events (+[DONE])${PADDED ? ', padded as OpenAI pads them' : ''}, concurrency ${CONCURRENCY}, ${(elapsedMs / 1000).toFixed(1)} s`);
 console.log(`gateway CPU per event: ${(cpuMicros / eventsRelayed).toFixed(2)} µs  (per 1,000-event stream: ${(cpuMicros / STREAMS / 1000).toFixed(2)} ms)`);
 console.log(`gateway RSS after run: ${(rss / 1024 / 1024).toFixed(0)} MiB`);

@@ -13,9 +13,15 @@ const FINISH_REASON = '"finish_reason":"';
 const FINISH_REASON_KEY = '"finish_reason"';
 const KEYS_THAT_MATTER = /"(?:model|error|usage)"/g;
 const KEY_NAMES = new Set(['model', 'error', 'usage']);
-const USAGE_NULL_END = ',"usage":null}';
-/** What follows the usage key in USAGE_NULL_END. */
-const USAGE_NULL_AFTER_KEY = ':null}'.length;
+/**
+ * Usage as a chunk carries it once usage is asked for: `,"usage":null` closing the event, or followed only by
+ * OpenAI's padding (`stream_options.include_obfuscation`, on unless the caller turns it off), a string without
+ * escapes. Anything else after it goes the full scan.
+ */
+const USAGE_NULL_TAIL = /,"usage":null(?:,"obfuscation":"[^"\\]*")?\}/y;
+const USAGE_NULL = ',"usage":null';
+/** `,"usage"`: from the comma that opens the tail to the end of its key. */
+const USAGE_KEY_END = ',"usage"'.length;
 export const DATA_FIELD = 'data: ';
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -91,10 +97,13 @@ export function restOfCommonChunk(text: string, openingEnd: number, end: number,
     const before = text.charCodeAt(at - 2);
     if (text.charCodeAt(at - 1) !== QUOTE) return undefined; // an escape that may spell a key
     if (before >= LOWERCASE_A && before <= LOWERCASE_Z) {
-      // "model", "error" or "usage". Usage is common only as `,"usage":null}` closing the event.
-      if (at !== end - USAGE_NULL_AFTER_KEY || text.slice(end - USAGE_NULL_END.length, end) !== USAGE_NULL_END) return undefined;
-      if (hideUsage) return text.slice(openingEnd, end - USAGE_NULL_END.length) + (framed ? '}\n\n' : '}');
-      break;
+      // "model", "error" or "usage". Usage is common only as the usage-null tail that ends the event.
+      const tail = at - USAGE_KEY_END;
+      if (!isUsageNullTail(text, tail, end)) return undefined;
+      if (!hideUsage) break;
+      // (the tail is mostly `,"usage":null}`: its end as one constant, not one more slice)
+      const after = tail + USAGE_NULL.length;
+      return text.slice(openingEnd, tail) + (after === end - 1 ? (framed ? '}\n\n' : '}') : text.slice(after, framed ? end + 2 : end));
     }
     // A field and its string value's opening quote: a finish reason, else answer text.
     const { value } = scan;
@@ -160,8 +169,8 @@ function escapesLetter(text: string, at: number): boolean {
 
 /**
  * The common chunk, rewritten without a full scan: `"model"` once and at the top level, no `"error"`
- * anywhere, and usage absent or `,"usage":null` closing the event (OpenAI puts it on every chunk once
- * usage is asked for); only the entries before model are walked. Exact for every event it takes: the
+ * anywhere, and usage absent or in the usage-null tail that ends the event (USAGE_NULL_TAIL: OpenAI puts it
+ * on every chunk once usage is asked for); only the entries before model are walked. Exact for every event it takes: the
  * search is for literal spellings, so an event that may spell a key with escapes (`"mod\u0065l"`) is
  * left to the full scan, which decodes keys. Undefined when the event is not such a chunk.
  */
@@ -169,7 +178,7 @@ export function rewriteCommonChunk(data: string, encodedModel: string, hideUsage
   if (data.includes('\\u') && ESCAPED_LOWERCASE_LETTER.test(data)) return undefined;
   const keys = findKeys(data);
   if (keys.modelAt < 0 || keys.error) return undefined;
-  const trailingUsageNull = keys.usageAt === data.length - USAGE_NULL_END.length + 1 && data.endsWith(USAGE_NULL_END);
+  const trailingUsageNull = keys.usageAt >= 0 && isUsageNullTail(data, keys.usageAt - 1, data.length);
   if (keys.usageAt >= 0 && !trailingUsageNull) return undefined;
   const span = topLevelValueAt(data, keys.modelAt);
   if (!span) return undefined;
@@ -177,7 +186,16 @@ export function rewriteCommonChunk(data: string, encodedModel: string, hideUsage
   const rewritten = replaceSpan(data, span, encodedModel);
   // Only a string value ends where it ends whatever follows (`7` then `null` would scan as one value `7null`).
   const opening = data.charCodeAt(span.start) === QUOTE ? openingOf(data, span, encodedModel) : undefined;
-  return { text: hideUsage && trailingUsageNull ? `${rewritten.slice(0, -USAGE_NULL_END.length)}}` : rewritten, opening };
+  // The tail is as long in the rewritten text, which differs before it only.
+  const tail = rewritten.length - (data.length - keys.usageAt + 1);
+  return { text: hideUsage && trailingUsageNull ? rewritten.slice(0, tail) + rewritten.slice(tail + USAGE_NULL.length) : rewritten, opening };
+}
+
+/** The usage-null tail (USAGE_NULL_TAIL) starts at `tail` and ends the event at `end`. */
+function isUsageNullTail(text: string, tail: number, end: number): boolean {
+  const pattern = USAGE_NULL_TAIL;
+  pattern.lastIndex = tail;
+  return pattern.test(text) && pattern.lastIndex === end;
 }
 
 /** Copied out of the event, so that the opening does not keep the provider's whole read alive for the rest of the stream. */

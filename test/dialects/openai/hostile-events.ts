@@ -156,6 +156,11 @@ export function createEventGenerator(seed: number): () => GeneratedEvent {
       entries.push({ key: 'usage', valueText: usageOnly ? USAGE_OBJECT : 'null' });
       literals.push('"usage"');
     }
+    // OpenAI's padding after everything (stream_options.include_obfuscation), now and then spelled to mislead.
+    if (chance(0.3)) {
+      entries.push({ key: 'obfuscation', valueText: pick(['"UrWxwbIG"', '""', '"a\\"b"', '"\\u0075sage"', '"x\\\\"', '"}"', '7']) });
+      literals.push('"obfuscation"');
+    }
     const data = `{${entries.map((entry, i) => `${literals[i]}:${entry.valueText}`).join(',')}}`;
     return { data, kind: 'chunk', entries, escapedKeyThatMatters };
   };

@@ -33,6 +33,14 @@ const COMMON_RESTS = [
   ',"choices":[{"index":0,"delta":{"content":"t"},"finish_reason":"stop"}],"usage":null}',
   ',"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":"ab"}],"usage":null}',
   ',"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}],"error":null}',
+  // OpenAI's padding after the usage (stream_options.include_obfuscation), and what only looks like it.
+  ',"choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"UrWxwbIG"}',
+  ',"choices":[{"index":0,"delta":{"content":"é"},"finish_reason":null}],"usage":null,"obfuscation":""}',
+  ',"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"obfuscation":"a\\"b"}',
+  ',"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"obfuscation":"\\u0075sage"}',
+  ',"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"obfuscation":"a","model":"leak"}',
+  ',"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"obfuscation":"a"},"usage":null}',
+  ',"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":null,"padding":"a"}',
 ];
 const ODD_RESTS = [
   ',"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}',
@@ -155,6 +163,35 @@ t.test('the lane takes the runs of common chunks: the parser sees only what it c
   for (let step = reader.next(); step !== undefined; step = reader.next()) frames += step.frames;
   t.equal(frames, `data: ${OPENING.replace('"gpt-4o"', '"mock/gpt-4o"')},"choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}]}\n\n`.repeat(100) + 'data: [DONE]\n\n');
   t.equal(translated, 2, 'the first chunk (which shows the opening) and [DONE] are translated; the other 99 ride the lane');
+});
+
+t.test("OpenAI's chunks padded after their usage (include_obfuscation) ride the lane: usage hidden, padding kept", async (t) => {
+  // As OpenAI streams once usage is asked for: every chunk ends `"usage":null,"obfuscation":"…"` (2026).
+  const opening = '{"id":"chatcmpl-C","object":"chat.completion.chunk","created":1764075745,"model":"gpt-4.1-mini-2025-04-14","service_tier":"default"';
+  const padded = (i: number) => `${opening},"system_fingerprint":"fp_24710c7f06","choices":[{"index":0,"delta":{"content":" t${i}"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"${'UrWxwbIG'.slice(0, i % 9)}"}`;
+  const usage = '{"prompt_tokens":5,"completion_tokens":100,"total_tokens":105}';
+  const chunks = Array.from({ length: 100 }, (_, i) => padded(i));
+  const text = `${chunks.map((chunk) => `data: ${chunk}\n\n`).join('')}data: ${opening},"choices":[],"usage":${usage},"obfuscation":"ab"}\n\ndata: [DONE]\n\n`;
+  for (const hideUsage of [true, false]) {
+    const context = { routingModel: 'openai/gpt-4.1-mini', providerId: 'openai', hideUsage, includeUsage: !hideUsage, maxEventChars: 1 << 20 };
+    const translator = createOpenAIStreamTranslator(context);
+    let translated = 0;
+    const counting = { translate: (message: Parameters<typeof translator.translate>[0]) => (translated++, translator.translate(message)) };
+    const reader = sseStreamReader(counting, context.maxEventChars, translator.lane);
+    reader.push(Buffer.from(text));
+    let frames = '';
+    let reported;
+    for (let step = reader.next(); step !== undefined; step = reader.next()) {
+      frames += step.frames;
+      reported = step.usage ?? reported;
+    }
+    const relayed = chunks.map((chunk) => chunk.replace('"gpt-4.1-mini-2025-04-14"', '"openai/gpt-4.1-mini"'));
+    const usageChunk = hideUsage ? '' : `data: ${opening.replace('"gpt-4.1-mini-2025-04-14"', '"openai/gpt-4.1-mini"')},"choices":[],"usage":${usage},"obfuscation":"ab"}\n\n`;
+    const want = relayed.map((chunk) => `data: ${hideUsage ? chunk.replace(',"usage":null', '') : chunk}\n\n`).join('') + usageChunk + 'data: [DONE]\n\n';
+    t.equal(frames, want, `hideUsage ${hideUsage}: each chunk as the full scan gives it`);
+    t.same(reported, JSON.parse(usage), `hideUsage ${hideUsage}: the usage counted`);
+    t.equal(translated, 3, `hideUsage ${hideUsage}: the first chunk, the usage chunk and [DONE] are translated; the other 99 ride the lane`);
+  }
 });
 
 t.test('a count is carried only where it is exact: text before the model, a routing model named like a text field', async (t) => {
