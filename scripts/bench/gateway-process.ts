@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { announcedOrigin, whenReady } from './children.js';
+import { announcedOrigin, track, whenReady } from './children.js';
 import { cpuMicros, rssBytes } from './proc-stats.js';
 
 const SERVER = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
@@ -19,12 +19,17 @@ export interface GatewayProcess {
   stop(): Promise<void>;
 }
 
-/** `nodeArgs` go to node before the script (e.g. --heapsnapshot-signal). */
+/**
+ * `nodeArgs` go to node before the script (e.g. --heapsnapshot-signal). The child is tracked: a bench that calls
+ * killAllOnExit stops it on any way out, a failed check among them (its workers leave with their primary).
+ */
 export async function startGatewayProcess(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<GatewayProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, SERVER], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = track(
+    spawn(process.execPath, [...nodeArgs, SERVER], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   child.stderr?.on('data', () => {}); // start-up warnings about unset keys are expected here
   const origin = await whenReady(child, 'the gateway', announcedOrigin(child.stdout!));
   // The process that serves is the cluster worker, not the primary that node started: /health names it.

@@ -16,9 +16,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { killAllOnExit } from './children.js';
 import { drained } from './drained.js';
 import { startGatewayProcess } from './gateway-process.js';
 import { heapGrowthPerStream, takeHeapSnapshot } from './heap-breakdown.js';
+
+killAllOnExit('bench:slow-readers');
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 200);
 const EVENTS_PER_STREAM = Number(process.env['BENCH_EVENTS'] ?? 6_000);

@@ -6,7 +6,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { killAllOnExit } from './children.js';
 import { startGatewayProcess } from './gateway-process.js';
+
+killAllOnExit('bench:stream');
 
 const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 1000);
 const PADDED = process.env['BENCH_OBFUSCATION'] === '1';
