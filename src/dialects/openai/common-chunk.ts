@@ -186,9 +186,13 @@ export function rewriteCommonChunk(data: string, encodedModel: string, hideUsage
   const rewritten = replaceSpan(data, span, encodedModel);
   // Only a string value ends where it ends whatever follows (`7` then `null` would scan as one value `7null`).
   const opening = data.charCodeAt(span.start) === QUOTE ? openingOf(data, span, encodedModel) : undefined;
-  // The tail is as long in the rewritten text, which differs before it only.
-  const tail = rewritten.length - (data.length - keys.usageAt + 1);
-  return { text: hideUsage && trailingUsageNull ? rewritten.slice(0, tail) + rewritten.slice(tail + USAGE_NULL.length) : rewritten, opening };
+  return { text: hideUsage && trailingUsageNull ? withoutUsageNull(rewritten, data.length - keys.usageAt + 1) : rewritten, opening };
+}
+
+/** `text` without the `,"usage":null` that opens its last `tailChars` characters (the tail is as long in the rewritten text as in the event). */
+function withoutUsageNull(text: string, tailChars: number): string {
+  const tail = text.length - tailChars;
+  return text.slice(0, tail) + text.slice(tail + USAGE_NULL.length);
 }
 
 /** The usage-null tail (USAGE_NULL_TAIL) starts at `tail` and ends the event at `end`. */
